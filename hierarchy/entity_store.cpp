@@ -1,0 +1,336 @@
+#include "entity_store.h"
+
+#include <cassert>
+
+namespace tprop {
+
+namespace {
+constexpr uint32_t kNone = EntityStore::kNoSlot;
+// Components that live in the rare side record.
+constexpr ComponentMask kRareMask =
+    bit(Component::NonUniformScale) | kRotationEulerMask | bit(Component::PostRotation) |
+    kPostRotationEulerMask | bit(Component::RotationPivot) |
+    bit(Component::RotationPivotTranslation) | bit(Component::ScalePivot) |
+    bit(Component::ScalePivotTranslation) | bit(Component::CompositeRotation) |
+    bit(Component::CompositeScale) | bit(Component::ParentScaleInverse) |
+    bit(Component::LocalToParent) | bit(Component::LocalToWorld);
+}  // namespace
+
+void EntityStore::reserve(size_t entities) {
+  id_to_slot_.reserve(entities);
+  ids_.reserve(entities);
+  flags_.reserve(entities);
+  translation_.reserve(entities);
+  rotation_.reserve(entities);
+  scale_.reserve(entities);
+  parent_.reserve(entities);
+  previous_parent_.reserve(entities);
+  rare_index_.reserve(entities);
+  next_sibling_.reserve(entities);
+  prev_sibling_.reserve(entities);
+  dirty_.reserve(entities);
+}
+
+bool EntityStore::create(EntityId id) {
+  if (id_to_slot_.find(id) != IdMap::kMissing) return false;
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(ids_.size());
+    ids_.push_back(0);
+    flags_.push_back(0);
+    translation_.emplace_back(0.0f);
+    rotation_.emplace_back(1.0f, 0.0f, 0.0f, 0.0f);
+    scale_.push_back(1.0f);
+    parent_.push_back(0);
+    previous_parent_.push_back(0);
+    rare_index_.push_back(kNone);
+    next_sibling_.push_back(kNone);
+    prev_sibling_.push_back(kNone);
+    dirty_.push_back(0);
+  }
+  ids_[slot] = id;
+  flags_[slot] = kAlive;
+  translation_[slot] = float3(0.0f);
+  rotation_[slot] = quat(1.0f, 0.0f, 0.0f, 0.0f);
+  scale_[slot] = 1.0f;
+  parent_[slot] = 0;
+  previous_parent_[slot] = 0;
+  rare_index_[slot] = kNone;
+  next_sibling_[slot] = kNone;
+  prev_sibling_[slot] = kNone;
+  id_to_slot_.set(id, slot);
+  touch(slot);
+  hierarchy_changed_ = true;
+  return true;
+}
+
+bool EntityStore::destroy(EntityId id) {
+  const uint32_t slot = live_slot(id);
+  if (slot == kNone) return false;
+  // Unity's ParentSystem: children of a destroyed parent leave the hierarchy.
+  for (uint32_t child = first_child_.find(id); child != kNone;) {
+    const uint32_t next = next_sibling_[child];
+    next_sibling_[child] = prev_sibling_[child] = kNone;
+    flags_[child] &= ~bit(Component::Parent);
+    parent_changed_slots_.push_back(child);
+    touch(child);
+    child = next;
+  }
+  first_child_.erase(id);
+  if (flags_[slot] & bit(Component::Parent)) unlink_child(slot);
+  if (rare_index_[slot] != kNone) {
+    free_rare_.push_back(rare_index_[slot]);
+    rare_index_[slot] = kNone;
+  }
+  flags_[slot] = 0;
+  id_to_slot_.erase(id);
+  free_slots_.push_back(slot);
+  touch(slot);
+  hierarchy_changed_ = true;
+  return true;
+}
+
+uint32_t EntityStore::live_slot(EntityId e) const { return id_to_slot_.find(e); }
+
+void EntityStore::touch(uint32_t slot) {
+  if (!dirty_[slot]) {
+    dirty_[slot] = 1;
+    dirty_slots_.push_back(slot);
+  }
+}
+
+void EntityStore::set_bit(uint32_t slot, Component c) {
+  if (c == Component::Static && !(flags_[slot] & bit(c))) {
+    flags_[slot] &= ~kStaticBaked;
+    unbaked_statics_.push_back(slot);
+  }
+  flags_[slot] |= bit(c);
+  touch(slot);
+}
+
+RareComponents& EntityStore::rare_for_write(uint32_t slot) {
+  if (rare_index_[slot] == kNone) {
+    if (!free_rare_.empty()) {
+      rare_index_[slot] = free_rare_.back();
+      free_rare_.pop_back();
+      rare_[rare_index_[slot]] = RareComponents{};
+    } else {
+      rare_index_[slot] = static_cast<uint32_t>(rare_.size());
+      rare_.emplace_back();
+    }
+  }
+  return rare_[rare_index_[slot]];
+}
+
+void EntityStore::release_rare_if_unused(uint32_t slot) {
+  if (rare_index_[slot] != kNone && !(flags_[slot] & kRareMask)) {
+    free_rare_.push_back(rare_index_[slot]);
+    rare_index_[slot] = kNone;
+  }
+}
+
+bool EntityStore::set_translation(EntityId e, float3 v) {
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return false;
+  translation_[s] = v;
+  set_bit(s, Component::Translation);
+  return true;
+}
+
+bool EntityStore::set_rotation(EntityId e, quat q) {
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return false;
+  rotation_[s] = q;
+  set_bit(s, Component::Rotation);
+  return true;
+}
+
+bool EntityStore::set_scale(EntityId e, float v) {
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return false;
+  scale_[s] = v;
+  set_bit(s, Component::Scale);
+  return true;
+}
+
+bool EntityStore::set_non_uniform_scale(EntityId e, float3 v) {
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return false;
+  rare_for_write(s).non_uniform_scale = v;
+  set_bit(s, Component::NonUniformScale);
+  return true;
+}
+
+bool EntityStore::set_rotation_euler(EntityId e, EulerOrder order, float3 radians) {
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return false;
+  rare_for_write(s).rotation_euler[static_cast<int>(order)] = radians;
+  set_bit(s, rotation_euler(order));
+  return true;
+}
+
+bool EntityStore::set_post_rotation(EntityId e, quat q) {
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return false;
+  rare_for_write(s).post_rotation = q;
+  set_bit(s, Component::PostRotation);
+  return true;
+}
+
+bool EntityStore::set_post_rotation_euler(EntityId e, EulerOrder order, float3 radians) {
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return false;
+  rare_for_write(s).post_rotation_euler[static_cast<int>(order)] = radians;
+  set_bit(s, post_rotation_euler(order));
+  return true;
+}
+
+bool EntityStore::set_pivot(EntityId e, PivotComponent p, float3 v) {
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return false;
+  rare_for_write(s).pivot[static_cast<int>(p)] = v;
+  set_bit(s, component_of(p));
+  return true;
+}
+
+bool EntityStore::set_matrix(EntityId e, MatrixComponent m, const float4x4& value) {
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return false;
+  rare_for_write(s).matrix[static_cast<int>(m)] = value;
+  set_bit(s, component_of(m));
+  return true;
+}
+
+bool EntityStore::set_parent(EntityId e, EntityId parent) {
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return false;
+  if ((flags_[s] & bit(Component::Parent)) && parent_[s] == parent) return true;
+  if (flags_[s] & bit(Component::Parent)) unlink_child(s);
+  parent_[s] = parent;
+  link_child(s, parent);
+  set_bit(s, Component::Parent);
+  parent_changed_slots_.push_back(s);
+  hierarchy_changed_ = true;
+  return true;
+}
+
+bool EntityStore::add(EntityId e, Component c) {
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return false;
+  if (flags_[s] & bit(c)) return true;
+  // Default values: the slot's columns and a fresh rare record already hold them, except where
+  // an earlier remove() left an old value behind.
+  switch (c) {
+    case Component::Translation: translation_[s] = float3(0.0f); break;
+    case Component::Rotation: rotation_[s] = quat(1.0f, 0.0f, 0.0f, 0.0f); break;
+    case Component::Scale: scale_[s] = 1.0f; break;
+    case Component::Parent: assert(!"add(Parent) needs a parent id: use set_parent"); return false;
+    case Component::Static:
+    case Component::WriteGroupOverride: break;
+    default: {
+      RareComponents& r = rare_for_write(s);
+      const int i = static_cast<int>(c);
+      if (c == Component::NonUniformScale) r.non_uniform_scale = float3(1.0f);
+      else if (bit(c) & kRotationEulerMask) r.rotation_euler[i - int(Component::RotationEulerXYZ)] = float3(0.0f);
+      else if (c == Component::PostRotation) r.post_rotation = quat(1.0f, 0.0f, 0.0f, 0.0f);
+      else if (bit(c) & kPostRotationEulerMask) r.post_rotation_euler[i - int(Component::PostRotationEulerXYZ)] = float3(0.0f);
+      else if (i >= int(Component::RotationPivot) && i <= int(Component::ScalePivotTranslation)) r.pivot[i - int(Component::RotationPivot)] = float3(0.0f);
+      else r.matrix[i - int(Component::CompositeRotation)] = float4x4(1.0f);
+    }
+  }
+  set_bit(s, c);
+  return true;
+}
+
+bool EntityStore::remove(EntityId e, Component c) {
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return false;
+  if (!(flags_[s] & bit(c))) return true;
+  if (c == Component::Parent) {
+    unlink_child(s);
+    parent_changed_slots_.push_back(s);
+    hierarchy_changed_ = true;
+  }
+  flags_[s] &= ~bit(c);
+  if (c == Component::Static) flags_[s] &= ~kStaticBaked;
+  release_rare_if_unused(s);
+  touch(s);
+  return true;
+}
+
+bool EntityStore::has(EntityId e, Component c) const {
+  const uint32_t s = live_slot(e);
+  return s != kNone && (flags_[s] & bit(c));
+}
+
+std::optional<EntityId> EntityStore::parent(EntityId e) const {
+  const uint32_t s = live_slot(e);
+  if (s == kNone || !(flags_[s] & bit(Component::Parent))) return std::nullopt;
+  return parent_[s];
+}
+
+std::vector<EntityId> EntityStore::children(EntityId e) const {
+  std::vector<EntityId> out;
+  if (live_slot(e) == kNone) return out;
+  for (uint32_t c = first_child_.find(e); c != kNone; c = next_sibling_[c]) out.push_back(ids_[c]);
+  return out;
+}
+
+std::optional<EntityId> EntityStore::previous_parent(EntityId e) const {
+  const uint32_t s = live_slot(e);
+  if (s == kNone || !(flags_[s] & kHadPreviousParent)) return std::nullopt;
+  return previous_parent_[s];
+}
+
+void EntityStore::link_child(uint32_t slot, EntityId parent) {
+  const uint32_t head = first_child_.find(parent);
+  prev_sibling_[slot] = kNone;
+  next_sibling_[slot] = head;
+  if (head != kNone) prev_sibling_[head] = slot;
+  first_child_.set(parent, slot);
+}
+
+void EntityStore::unlink_child(uint32_t slot) {
+  const uint32_t prev = prev_sibling_[slot], next = next_sibling_[slot];
+  if (next != kNone) prev_sibling_[next] = prev;
+  if (prev != kNone) {
+    next_sibling_[prev] = next;
+  } else if (next != kNone) {
+    first_child_.set(parent_[slot], next);
+  } else {
+    first_child_.erase(parent_[slot]);
+  }
+  prev_sibling_[slot] = next_sibling_[slot] = kNone;
+}
+
+StoreChanges EntityStore::take_changes() {
+  StoreChanges out;
+  out.hierarchy = hierarchy_changed_;
+  for (uint32_t s : dirty_slots_) dirty_[s] = 0;
+  out.slots = std::move(dirty_slots_);
+  dirty_slots_.clear();
+  for (uint32_t s : parent_changed_slots_) {
+    if (!(flags_[s] & kAlive)) continue;
+    if (flags_[s] & bit(Component::Parent)) {
+      previous_parent_[s] = parent_[s];
+      flags_[s] |= kHadPreviousParent;
+    } else {
+      flags_[s] &= ~kHadPreviousParent;
+    }
+  }
+  parent_changed_slots_.clear();
+  hierarchy_changed_ = false;
+  return out;
+}
+
+void EntityStore::mark_statics_baked() {
+  // A slot listed here may have lost Static or died since; the flags say what holds now.
+  for (uint32_t s : unbaked_statics_)
+    if ((flags_[s] & kAlive) && (flags_[s] & bit(Component::Static))) flags_[s] |= kStaticBaked;
+  unbaked_statics_.clear();
+}
+
+}  // namespace tprop

@@ -1,0 +1,147 @@
+// The entity store: every entity's transform components, built for 10 million entities.
+//
+// Entities are named by caller-chosen 32-bit ids and live in slots. The common components
+// (translation, rotation, scale, parent) sit in dense structure-of-arrays columns indexed by
+// slot; the rare ones (non-uniform scale, Euler angles, post rotation, pivots, the matrix
+// components) share one side record per entity that has any. Every operation is O(1) apart from
+// destroy, which is O(children).
+//
+// Hierarchy bookkeeping follows the Unity seeds: Parent is the source of truth; Child lists and
+// PreviousParent are derived. A Parent may name an id that does not exist (yet): the entity then
+// stands at the root, and it attaches as soon as an entity with that id is created. Destroying
+// an entity detaches its children, which lose their Parent and become roots (Unity's
+// ParentSystem).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "components.h"
+#include "id_map.h"
+
+namespace tprop {
+
+// The side record of an entity that carries any rare component. Values are meaningful only
+// where the matching presence bit is set.
+struct RareComponents {
+  float3 non_uniform_scale{1.0f};
+  float3 rotation_euler[kEulerOrderCount]{};
+  quat post_rotation{1.0f, 0.0f, 0.0f, 0.0f};
+  float3 post_rotation_euler[kEulerOrderCount]{};
+  float3 pivot[kPivotComponentCount]{};
+  float4x4 matrix[kMatrixComponentCount]{float4x4(1.0f), float4x4(1.0f), float4x4(1.0f),
+                                         float4x4(1.0f), float4x4(1.0f)};
+};
+
+// What changed since the last take_changes(): consumers re-sort only when the hierarchy changed
+// and re-upload only the listed slots otherwise.
+struct StoreChanges {
+  bool hierarchy = false;              // an entity was created or destroyed, or a Parent changed
+  std::vector<uint32_t> slots;         // slots whose component values changed (may be dead now)
+};
+
+class EntityStore {
+ public:
+  static constexpr uint32_t kNoSlot = 0xffffffffu;
+
+  // Returns false when an entity with this id already exists.
+  bool create(EntityId id);
+  // Returns false when there is no such entity. Its children lose their Parent.
+  bool destroy(EntityId id);
+  bool contains(EntityId id) const { return slot_of(id) != kNoSlot; }
+  size_t size() const { return id_to_slot_.size(); }
+  void reserve(size_t entities);
+
+  // Setters add the component when absent. Each returns false when the entity does not exist.
+  bool set_translation(EntityId e, float3 v);
+  bool set_rotation(EntityId e, quat q);
+  bool set_scale(EntityId e, float s);
+  bool set_non_uniform_scale(EntityId e, float3 s);
+  bool set_rotation_euler(EntityId e, EulerOrder order, float3 radians);
+  bool set_post_rotation(EntityId e, quat q);
+  bool set_post_rotation_euler(EntityId e, EulerOrder order, float3 radians);
+  bool set_pivot(EntityId e, PivotComponent p, float3 v);
+  // A user-written matrix value.
+  bool set_matrix(EntityId e, MatrixComponent m, const float4x4& value);
+  bool set_parent(EntityId e, EntityId parent);
+  // Adds a component with its default value (identity, zero pivots, unit scale) or, for the tag
+  // components Static and WriteGroupOverride, just the tag. Keeps the value if already present.
+  bool add(EntityId e, Component c);
+  bool remove(EntityId e, Component c);
+  bool has(EntityId e, Component c) const;
+
+  // The parent named by e's Parent component, if it has one.
+  std::optional<EntityId> parent(EntityId e) const;
+  // Derived: the entities whose Parent names e, in no particular order. Empty for unknown ids.
+  std::vector<EntityId> children(EntityId e) const;
+  // Derived: the Parent as of the last take_changes(); empty when e had none then.
+  std::optional<EntityId> previous_parent(EntityId e) const;
+
+  // Slot-level access for bulk passes (sorting, packing, the reference).
+  uint32_t slot_of(EntityId e) const { return id_to_slot_.find(e); }
+  uint32_t slot_capacity() const { return static_cast<uint32_t>(ids_.size()); }
+  bool alive_at(uint32_t slot) const { return (flags_[slot] & kAlive) != 0; }
+  EntityId id_at(uint32_t slot) const { return ids_[slot]; }
+  ComponentMask mask_at(uint32_t slot) const { return flags_[slot] & kComponentBits; }
+  bool has_at(uint32_t slot, Component c) const { return (flags_[slot] & bit(c)) != 0; }
+  float3 translation_at(uint32_t slot) const { return translation_[slot]; }
+  quat rotation_at(uint32_t slot) const { return rotation_[slot]; }
+  float scale_at(uint32_t slot) const { return scale_[slot]; }
+  EntityId parent_at(uint32_t slot) const { return parent_[slot]; }
+  // nullptr when the entity carries no rare component.
+  const RareComponents* rare_at(uint32_t slot) const {
+    return rare_index_[slot] == kNoSlot ? nullptr : &rare_[rare_index_[slot]];
+  }
+  // Whether a Static entity's LocalToWorld has been computed in an earlier frame, so that every
+  // backend now keeps it frozen.
+  bool static_baked_at(uint32_t slot) const { return (flags_[slot] & kStaticBaked) != 0; }
+
+  // Hands over what changed since the last call and makes PreviousParent current.
+  StoreChanges take_changes();
+  // Ends a frame: every Static entity present now has had its LocalToWorld computed, so from the
+  // next frame on backends keep it frozen.
+  void mark_statics_baked();
+
+ private:
+  static constexpr uint32_t kComponentBits = (1u << kComponentCount) - 1;
+  static constexpr uint32_t kHadPreviousParent = 1u << 29;
+  static constexpr uint32_t kStaticBaked = 1u << 30;
+  static constexpr uint32_t kAlive = 1u << 31;
+
+  uint32_t live_slot(EntityId e) const;
+  RareComponents& rare_for_write(uint32_t slot);
+  void touch(uint32_t slot);
+  void set_bit(uint32_t slot, Component c);
+  void link_child(uint32_t slot, EntityId parent);
+  void unlink_child(uint32_t slot);
+  void release_rare_if_unused(uint32_t slot);
+
+  IdMap id_to_slot_;
+  std::vector<uint32_t> free_slots_;
+  // Dense columns, one entry per slot.
+  std::vector<EntityId> ids_;
+  std::vector<uint32_t> flags_;  // presence bits and the store flags above
+  std::vector<float3> translation_;
+  std::vector<quat> rotation_;
+  std::vector<float> scale_;
+  std::vector<EntityId> parent_;
+  std::vector<EntityId> previous_parent_;
+  std::vector<uint32_t> rare_index_;
+  // Child lists: intrusive doubly linked lists through the slots, keyed by the parent id so that
+  // children of a not-yet-created parent are already in place when it appears.
+  IdMap first_child_;
+  std::vector<uint32_t> next_sibling_;
+  std::vector<uint32_t> prev_sibling_;
+  // Rare side records with their own free list.
+  std::vector<RareComponents> rare_;
+  std::vector<uint32_t> free_rare_;
+  // Change tracking.
+  std::vector<uint8_t> dirty_;
+  std::vector<uint32_t> dirty_slots_;
+  std::vector<uint32_t> parent_changed_slots_;
+  std::vector<uint32_t> unbaked_statics_;
+  bool hierarchy_changed_ = false;
+};
+
+}  // namespace tprop

@@ -1,0 +1,197 @@
+#include "entity_store.h"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+namespace tprop {
+namespace {
+
+std::vector<EntityId> sorted(std::vector<EntityId> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(EntityStore, CreateRefusesADuplicateId) {
+  EntityStore store;
+  EXPECT_TRUE(store.create(7));
+  EXPECT_FALSE(store.create(7));
+  EXPECT_EQ(store.size(), 1u);
+}
+
+TEST(EntityStore, AcceptsTheWholeIdRange) {
+  EntityStore store;
+  EXPECT_TRUE(store.create(0));
+  EXPECT_TRUE(store.create(0xffffffffu));
+  EXPECT_TRUE(store.contains(0xffffffffu));
+  EXPECT_TRUE(store.set_parent(0xffffffffu, 0));
+  EXPECT_EQ(store.children(0), std::vector<EntityId>{0xffffffffu});
+}
+
+TEST(EntityStore, SettersOnAnUnknownEntityReportFailure) {
+  EntityStore store;
+  EXPECT_FALSE(store.set_translation(1, float3(1)));
+  EXPECT_FALSE(store.set_parent(1, 2));
+  EXPECT_FALSE(store.remove(1, Component::Translation));
+  EXPECT_FALSE(store.destroy(1));
+}
+
+TEST(EntityStore, SetAddsAndRemoveDropsAComponent) {
+  EntityStore store;
+  store.create(1);
+  EXPECT_FALSE(store.has(1, Component::Translation));
+  store.set_translation(1, float3(1, 2, 3));
+  EXPECT_TRUE(store.has(1, Component::Translation));
+  EXPECT_EQ(store.translation_at(store.slot_of(1)), float3(1, 2, 3));
+  store.remove(1, Component::Translation);
+  EXPECT_FALSE(store.has(1, Component::Translation));
+}
+
+TEST(EntityStore, AddGivesDefaultValuesEvenAfterAnEarlierRemove) {
+  EntityStore store;
+  store.create(1);
+  store.set_non_uniform_scale(1, float3(2, 3, 4));
+  store.set_matrix(1, MatrixComponent::CompositeScale, float4x4(5.0f));
+  store.remove(1, Component::NonUniformScale);
+  store.remove(1, Component::CompositeScale);
+  store.add(1, Component::NonUniformScale);
+  store.add(1, Component::CompositeScale);
+  const RareComponents* rare = store.rare_at(store.slot_of(1));
+  ASSERT_NE(rare, nullptr);
+  EXPECT_EQ(rare->non_uniform_scale, float3(1.0f));
+  EXPECT_EQ(rare->matrix[int(MatrixComponent::CompositeScale)], float4x4(1.0f));
+}
+
+TEST(EntityStore, RareRecordIsReleasedWhenTheLastRareComponentGoes) {
+  EntityStore store;
+  store.create(1);
+  store.set_pivot(1, PivotComponent::RotationPivot, float3(1));
+  EXPECT_NE(store.rare_at(store.slot_of(1)), nullptr);
+  store.remove(1, Component::RotationPivot);
+  EXPECT_EQ(store.rare_at(store.slot_of(1)), nullptr);
+}
+
+TEST(EntityStore, ChildListsFollowParent) {
+  EntityStore store;
+  for (EntityId e : {1, 2, 3, 4}) store.create(e);
+  store.set_parent(2, 1);
+  store.set_parent(3, 1);
+  store.set_parent(4, 2);
+  EXPECT_EQ(sorted(store.children(1)), (std::vector<EntityId>{2, 3}));
+  EXPECT_EQ(store.children(2), std::vector<EntityId>{4});
+  EXPECT_TRUE(store.children(3).empty());
+}
+
+TEST(EntityStore, ReparentMovesTheChildBetweenLists) {
+  EntityStore store;
+  for (EntityId e : {1, 2, 3}) store.create(e);
+  store.set_parent(3, 1);
+  store.set_parent(3, 2);
+  EXPECT_TRUE(store.children(1).empty());
+  EXPECT_EQ(store.children(2), std::vector<EntityId>{3});
+  EXPECT_EQ(store.parent(3), EntityId(2));
+}
+
+TEST(EntityStore, RemovingParentLeavesTheChildList) {
+  EntityStore store;
+  for (EntityId e : {1, 2}) store.create(e);
+  store.set_parent(2, 1);
+  store.remove(2, Component::Parent);
+  EXPECT_TRUE(store.children(1).empty());
+  EXPECT_FALSE(store.parent(2).has_value());
+}
+
+TEST(EntityStore, DestroyedParentDetachesItsChildren) {
+  EntityStore store;
+  for (EntityId e : {1, 2, 3, 4}) store.create(e);
+  store.set_parent(2, 1);
+  store.set_parent(3, 1);
+  store.set_parent(4, 2);
+  store.destroy(1);
+  EXPECT_FALSE(store.has(2, Component::Parent));
+  EXPECT_FALSE(store.has(3, Component::Parent));
+  EXPECT_EQ(store.parent(4), EntityId(2));  // grandchildren keep their parent
+  // A new entity with the old id does not adopt the detached children.
+  store.create(1);
+  EXPECT_TRUE(store.children(1).empty());
+}
+
+TEST(EntityStore, ChildOfAnUnknownParentAttachesWhenThatParentIsCreated) {
+  EntityStore store;
+  store.create(2);
+  store.set_parent(2, 1);
+  EXPECT_TRUE(store.has(2, Component::Parent));
+  EXPECT_TRUE(store.children(1).empty());  // no entity 1 yet
+  store.create(1);
+  EXPECT_EQ(store.children(1), std::vector<EntityId>{2});
+}
+
+TEST(EntityStore, PreviousParentIsTheParentAsOfTheLastUpdate) {
+  EntityStore store;
+  for (EntityId e : {1, 2, 3}) store.create(e);
+  store.set_parent(3, 1);
+  EXPECT_FALSE(store.previous_parent(3).has_value());
+  store.take_changes();
+  EXPECT_EQ(store.previous_parent(3), EntityId(1));
+  store.set_parent(3, 2);
+  EXPECT_EQ(store.previous_parent(3), EntityId(1));
+  store.take_changes();
+  EXPECT_EQ(store.previous_parent(3), EntityId(2));
+  store.remove(3, Component::Parent);
+  store.take_changes();
+  EXPECT_FALSE(store.previous_parent(3).has_value());
+}
+
+TEST(EntityStore, ChangesListValueEditsAndFlagHierarchyEdits) {
+  EntityStore store;
+  for (EntityId e : {1, 2}) store.create(e);
+  store.take_changes();
+  store.set_translation(2, float3(1));
+  store.set_rotation(2, quat(1, 0, 0, 0));
+  StoreChanges c = store.take_changes();
+  EXPECT_FALSE(c.hierarchy);
+  EXPECT_EQ(c.slots, std::vector<uint32_t>{store.slot_of(2)});
+  store.set_parent(2, 1);
+  c = store.take_changes();
+  EXPECT_TRUE(c.hierarchy);
+  store.set_parent(2, 1);  // the same parent again is no change
+  EXPECT_FALSE(store.take_changes().hierarchy);
+}
+
+TEST(EntityStore, StaticIsBakedOnlyAfterTheFrameThatComputedIt) {
+  EntityStore store;
+  store.create(1);
+  store.add(1, Component::Static);
+  EXPECT_FALSE(store.static_baked_at(store.slot_of(1)));
+  store.mark_statics_baked();
+  EXPECT_TRUE(store.static_baked_at(store.slot_of(1)));
+  store.remove(1, Component::Static);
+  store.add(1, Component::Static);  // a new Static is computed once more
+  EXPECT_FALSE(store.static_baked_at(store.slot_of(1)));
+}
+
+TEST(EntityStore, DestroyedSlotIsReusedClean) {
+  EntityStore store;
+  store.create(1);
+  store.set_translation(1, float3(5));
+  store.add(1, Component::Static);
+  store.mark_statics_baked();
+  const uint32_t slot = store.slot_of(1);
+  store.destroy(1);
+  store.create(9);
+  EXPECT_EQ(store.slot_of(9), slot);
+  EXPECT_EQ(store.mask_at(slot), 0u);
+  EXPECT_FALSE(store.static_baked_at(slot));
+  EXPECT_EQ(store.translation_at(slot), float3(0));
+}
+
+TEST(EntityStore, ManyCreatesAndDestroysKeepTheIdMapConsistent) {
+  EntityStore store;
+  for (EntityId e = 0; e < 20000; ++e) store.create(e * 2654435761u);
+  for (EntityId e = 0; e < 20000; e += 2) store.destroy(e * 2654435761u);
+  EXPECT_EQ(store.size(), 10000u);
+  for (EntityId e = 0; e < 20000; ++e) EXPECT_EQ(store.contains(e * 2654435761u), e % 2 == 1);
+}
+
+}  // namespace
+}  // namespace tprop
