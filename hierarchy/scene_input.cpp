@@ -1,0 +1,72 @@
+#include "scene_input.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string_view>
+
+#include "scene_json.h"
+
+namespace tprop {
+namespace {
+
+enum class FileFormat { Json, Unknown };
+
+bool ends_with_ignoring_case(std::string_view s, std::string_view suffix) {
+  if (s.size() < suffix.size()) return false;
+  s.remove_prefix(s.size() - suffix.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char a = s[i] >= 'A' && s[i] <= 'Z' ? char(s[i] - 'A' + 'a') : s[i];
+    if (a != suffix[i]) return false;
+  }
+  return true;
+}
+
+// The extension decides when there is a known one; otherwise the first bytes do, so that a
+// scene piped through a temporary file without an extension still loads.
+FileFormat detect_format(const std::string& path, std::string_view bytes) {
+  if (ends_with_ignoring_case(path, ".json")) return FileFormat::Json;
+  // Other inputs slot in here: ".gltf"/".glb" (glTF; a .glb starts with "glTF") and ".crdt"
+  // (Decentraland CRDT stream).
+  const size_t first = bytes.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && bytes[first] == '{') return FileFormat::Json;
+  return FileFormat::Unknown;
+}
+
+}  // namespace
+
+Result<std::string> read_file_bytes(const std::string& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+  try {
+    std::string bytes;
+    char buffer[1 << 16];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, f.get())) > 0) bytes.append(buffer, n);
+    // A directory opens fine on Linux and fails on the first read (EISDIR).
+    if (std::ferror(f.get())) return Error{"cannot read " + path + ": " + std::strerror(errno)};
+    return bytes;
+  } catch (const std::exception& e) {  // std::bad_alloc for a file larger than memory
+    return Error{"cannot read " + path + ": " + e.what()};
+  }
+}
+
+Result<Scene> load_scene(const std::string& spec) {
+  try {
+    // Generator specs ("gen:...") are dispatched here, before the spec is taken as a path.
+
+    Result<std::string> bytes = read_file_bytes(spec);
+    if (!bytes) return bytes.error();
+    switch (detect_format(spec, *bytes)) {
+      case FileFormat::Json: return parse_scene_json(*bytes, spec);
+      case FileFormat::Unknown: break;
+    }
+    return Error{spec + ": unknown scene format (expected a .json scene file)"};
+  } catch (const std::exception& e) {  // std::bad_alloc while parsing
+    return Error{spec + ": " + e.what()};
+  }
+}
+
+}  // namespace tprop
