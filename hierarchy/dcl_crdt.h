@@ -1,0 +1,111 @@
+// Decentraland CRDT messages (ADR-117, NOTES.md) and an incremental reader for a stream of them.
+//
+// Every message starts with `u32 length` (the whole message, header included) and `u32 type`;
+// all fields are little-endian. The seven types and their bodies:
+//   1 PUT_COMPONENT            entity, component, lamport, dataLength, data
+//   2 DELETE_COMPONENT         entity, component, lamport
+//   3 DELETE_ENTITY            entity
+//   4 APPEND_VALUE             as PUT_COMPONENT
+//   5 PUT_COMPONENT_NETWORK    entity, component, lamport, networkId, dataLength, data
+//   6 DELETE_COMPONENT_NETWORK entity, component, lamport, networkId
+//   7 DELETE_ENTITY_NETWORK    entity, networkId
+// The reader accepts bytes in chunks of any size: a message is handed out once all of it has
+// arrived, and an incomplete one at the end waits for more bytes. A malformed message (a length
+// shorter than its header or not matching its type, a dataLength that disagrees with the length,
+// an unknown type) stops the reader with an error naming the message's byte offset; every
+// message before it has already been handed out.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "components.h"
+#include "result.h"
+
+namespace tprop {
+
+enum class CrdtMessageType : uint32_t {
+  PutComponent = 1,
+  DeleteComponent = 2,
+  DeleteEntity = 3,
+  AppendValue = 4,
+  PutComponentNetwork = 5,
+  DeleteComponentNetwork = 6,
+  DeleteEntityNetwork = 7,
+};
+inline constexpr uint32_t kCrdtMessageTypeCount = 7;
+inline constexpr size_t kCrdtHeaderSize = 8;  // length + type
+
+// "PUT_COMPONENT", ... for reports; "UNKNOWN" outside 1..7.
+const char* crdt_message_type_name(CrdtMessageType type);
+
+// The Decentraland entity id: number in the low 16 bits, version in the high 16 bits.
+inline constexpr uint16_t dcl_entity_number(EntityId e) { return uint16_t(e & 0xffffu); }
+inline constexpr uint16_t dcl_entity_version(EntityId e) { return uint16_t(e >> 16); }
+inline constexpr EntityId dcl_entity_id(uint16_t number, uint16_t version) {
+  return EntityId(number) | EntityId(version) << 16;
+}
+
+// One decoded message. Fields a type does not carry stay zero (data stays empty).
+struct CrdtMessage {
+  CrdtMessageType type = CrdtMessageType::PutComponent;
+  EntityId entity = 0;
+  uint32_t component = 0;   // types 1, 2, 4, 5, 6
+  uint32_t lamport = 0;     // types 1, 2, 4, 5, 6
+  uint32_t network_id = 0;  // types 5, 6, 7
+  std::vector<uint8_t> data;  // types 1, 4, 5
+
+  friend bool operator==(const CrdtMessage&, const CrdtMessage&) = default;
+
+  static CrdtMessage put(EntityId e, uint32_t component, uint32_t lamport,
+                         std::vector<uint8_t> data);
+  static CrdtMessage delete_component(EntityId e, uint32_t component, uint32_t lamport);
+  static CrdtMessage delete_entity(EntityId e);
+};
+
+// Whether the type carries data (PUT, APPEND, PUT_NETWORK), a component (all but the
+// DELETE_ENTITY forms), a network id (5, 6, 7).
+bool crdt_type_has_data(CrdtMessageType type);
+bool crdt_type_has_component(CrdtMessageType type);
+bool crdt_type_is_network(CrdtMessageType type);
+// The message's size on the wire, header included.
+size_t crdt_encoded_size(const CrdtMessage& m);
+// Appends the wire form of m. m.type must be one of the seven; data is ignored by types
+// without data.
+void append_crdt_message(const CrdtMessage& m, std::vector<uint8_t>& out);
+std::vector<uint8_t> encode_crdt_messages(std::span<const CrdtMessage> messages);
+
+// Decodes a complete buffer: every message, or the first error (a trailing incomplete message
+// included), naming its offset.
+Result<std::vector<CrdtMessage>> decode_crdt_messages(std::span<const uint8_t> bytes);
+
+class CrdtStreamReader {
+ public:
+  // Adds bytes that arrived; the reader keeps them until the messages they complete are read.
+  void append(std::span<const uint8_t> bytes);
+  // The next complete message; empty when more bytes are needed. An error is sticky: every
+  // later call returns it again and appended bytes are dropped.
+  Result<std::optional<CrdtMessage>> next();
+  // The stream has ended: an error when an incomplete message is left over (its length runs
+  // past the end of the stream), or when the reader already failed.
+  Status finish() const;
+
+  // The stream offset of the next message to read (all earlier bytes have been consumed).
+  uint64_t offset() const { return consumed_; }
+  // Bytes received but not yet handed out as messages.
+  size_t pending_bytes() const { return buffer_.size() - read_; }
+  bool failed() const { return error_.has_value(); }
+
+ private:
+  Error fail(std::string message);
+
+  std::vector<uint8_t> buffer_;
+  size_t read_ = 0;        // index in buffer_ of the next message
+  uint64_t consumed_ = 0;  // stream offset of buffer_[read_]
+  std::optional<Error> error_;
+};
+
+}  // namespace tprop

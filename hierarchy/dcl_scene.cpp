@@ -1,0 +1,158 @@
+#include "dcl_scene.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+namespace tprop {
+
+namespace {
+
+bool same_bits(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b); }
+
+std::string hex_id(EntityId e) {
+  static const char* digits = "0123456789abcdef";
+  std::string s = "0x";
+  for (int shift = 28; shift >= 0; shift -= 4) s += digits[(e >> shift) & 0xf];
+  return s;
+}
+
+}  // namespace
+
+CrdtApplyResult DclScene::apply(const CrdtMessage& m) {
+  CrdtApplyResult r = state_.apply(m);
+  if (!r.removed.empty()) {
+    for (EntityId e : r.removed) sync(e);
+  } else if (r.entity_created ||
+             (r.outcome == CrdtOutcome::Applied && m.component == kDclTransformComponentId &&
+              crdt_type_has_component(m.type))) {
+    sync(m.entity);
+  }
+  return r;
+}
+
+void DclScene::apply(std::span<const CrdtMessage> batch) {
+  for (const CrdtMessage& m : batch) apply(m);
+}
+
+Status DclScene::feed(std::span<const uint8_t> bytes) {
+  reader_.append(bytes);
+  for (;;) {
+    auto next = reader_.next();
+    if (!next) return next.error();
+    if (!next.value()) return ok_status();
+    apply(*next.value());
+  }
+}
+
+std::optional<DclTransform> DclScene::transform(EntityId e) const {
+  const LwwEntry* entry = state_.find(e, kDclTransformComponentId);
+  if (!entry || entry->deleted) return std::nullopt;
+  return decode_dcl_transform(entry->data);
+}
+
+void DclScene::destroy_keeping_children(EntityId e) {
+  const std::vector<EntityId> children = store_.children(e);
+  store_.destroy(e);
+  for (EntityId c : children) store_.set_parent(c, e);
+}
+
+void DclScene::sync(EntityId e) {
+  if (e == kDclRootEntity) return;  // the scene root is no store entity
+  if (!state_.known(e)) {
+    if (store_.contains(e)) destroy_keeping_children(e);
+    return;
+  }
+  store_.create(e);  // no-op when it exists
+  const std::optional<DclTransform> t = transform(e);
+  if (!t) {
+    for (Component c : {Component::Translation, Component::Rotation, Component::Scale,
+                        Component::NonUniformScale, Component::Parent})
+      store_.remove(e, c);
+    return;
+  }
+  store_.set_translation(e, t->position);
+  store_.set_rotation(e, t->rotation);
+  if (same_bits(t->scale.x, t->scale.y) && same_bits(t->scale.x, t->scale.z)) {
+    store_.remove(e, Component::NonUniformScale);
+    store_.set_scale(e, t->scale.x);
+  } else {
+    store_.remove(e, Component::Scale);
+    store_.set_non_uniform_scale(e, t->scale);
+  }
+  if (t->parent == kDclRootEntity) {
+    store_.remove(e, Component::Parent);
+  } else {
+    store_.set_parent(e, t->parent);  // keeps the hierarchy untouched when it is the same
+  }
+}
+
+bool looks_like_crdt_stream(std::span<const uint8_t> bytes) {
+  if (bytes.size() < kCrdtHeaderSize) return false;
+  CrdtStreamReader reader;
+  reader.append(bytes.first(std::min<size_t>(bytes.size(), 64)));
+  // A valid first message, or a valid header whose body lies beyond the bytes looked at.
+  return reader.next().ok();
+}
+
+Result<Scene> load_crdt_scene_from_bytes(std::span<const uint8_t> bytes,
+                                         const std::string& source) {
+  DclScene dcl;
+  if (Status s = dcl.feed(bytes); !s) return Error{source + ": " + s.error().message};
+  if (Status s = dcl.finish(); !s) return Error{source + ": " + s.error().message};
+
+  Scene scene;
+  scene.source = source;
+  const CrdtState& state = dcl.state();
+  const CrdtCounts& n = state.counts();
+  std::string summary = "crdt: " + std::to_string(n.total()) + " messages (";
+  for (uint32_t t = 1; t <= kCrdtMessageTypeCount; ++t) {
+    if (t > 1) summary += ", ";
+    summary += crdt_message_type_name(CrdtMessageType(t));
+    summary += " " + std::to_string(n.by_type[t]);
+  }
+  summary += "); " + std::to_string(n.other_component) + " for other components kept aside, " +
+             std::to_string(n.outdated) + " outdated, " + std::to_string(n.no_op) +
+             " duplicates, " + std::to_string(n.dead_entity) + " for dead entities; " +
+             std::to_string(state.entity_count()) + " live entities";
+  scene.warnings.push_back(std::move(summary));
+
+  size_t malformed = 0, non_unit = 0;
+  EntityId first_malformed = 0, first_non_unit = 0;
+  for (EntityId e : state.entities()) {
+    const LwwEntry* entry = state.find(e, kDclTransformComponentId);
+    if (!entry || entry->deleted) continue;
+    const std::optional<DclTransform> t = decode_dcl_transform(entry->data);
+    if (!t) {
+      if (malformed++ == 0) first_malformed = e;
+      continue;
+    }
+    const quat q = t->rotation;
+    const float len = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w);
+    if (!(std::fabs(len - 1.0f) <= 1e-3f)) {
+      if (non_unit++ == 0) first_non_unit = e;
+    }
+  }
+  if (malformed)
+    scene.warnings.push_back(std::to_string(malformed) +
+                             " Transform(s) whose data is not 44 bytes, taken as identity at the "
+                             "root (first: entity " + hex_id(first_malformed) + ")");
+  if (non_unit)
+    scene.warnings.push_back(std::to_string(non_unit) +
+                             " Transform rotation(s) are not unit quaternions, used as given "
+                             "(first: entity " + hex_id(first_non_unit) + ")");
+  scene.store = std::move(dcl).release_store();
+  return scene;
+}
+
+Result<Scene> load_crdt_scene(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open the CRDT stream"};
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Error{path + ": cannot read the CRDT stream"};
+  return load_crdt_scene_from_bytes(bytes, path);
+}
+
+}  // namespace tprop
