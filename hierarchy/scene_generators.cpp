@@ -1,0 +1,260 @@
+#include "scene_generators.h"
+
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tprop {
+
+namespace {
+
+// Scenes must not depend on the standard library's distributions (their algorithms are
+// implementation-defined), so every number is mapped from the engine's raw bits here, and
+// rotations come from rejection sampling plus a correctly rounded sqrt instead of sin/cos.
+class Random {
+ public:
+  explicit Random(uint64_t seed) : engine_(seed) {}
+
+  // Uniform in [0, 1), 53 bits.
+  double unit() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+  float range(double lo, double hi) { return static_cast<float>(lo + (hi - lo) * unit()); }
+  // Uniform in [0, n) for n <= 2^32 by a multiply-shift; the bias (below n / 2^32) is
+  // irrelevant for scene generation.
+  uint64_t below(uint64_t n) { return ((engine_() >> 32) * n) >> 32; }
+
+  // Uniform over all rotations: a point uniform in the 4-ball, projected on the sphere.
+  quat rotation() {
+    for (;;) {
+      const double x = 2 * unit() - 1, y = 2 * unit() - 1, z = 2 * unit() - 1, w = 2 * unit() - 1;
+      const double s = x * x + y * y + z * z + w * w;
+      if (s > 1.0 || s < 1e-6) continue;
+      const double n = std::sqrt(s);
+      return make_quat(float(x / n), float(y / n), float(z / n), float(w / n));
+    }
+  }
+  // A small rotation: normalize(v, 1) with v uniform in [-a, a]^3 turns by at most about 2a.
+  quat small_rotation(double a) {
+    const double x = a * (2 * unit() - 1), y = a * (2 * unit() - 1), z = a * (2 * unit() - 1);
+    const double n = std::sqrt(x * x + y * y + z * z + 1.0);
+    return make_quat(float(x / n), float(y / n), float(z / n), float(1.0 / n));
+  }
+  // A uniform rotation about +Y (a yaw), as most Decentraland scene objects have.
+  quat yaw() {
+    for (;;) {
+      const double c = 2 * unit() - 1, s = 2 * unit() - 1;
+      const double r = c * c + s * s;
+      if (r > 1.0 || r < 1e-6) continue;
+      const double n = std::sqrt(r);
+      return make_quat(0.0f, float(s / n), 0.0f, float(c / n));
+    }
+  }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  for (;;) {
+    const size_t at = s.find(sep);
+    out.push_back(s.substr(0, at));
+    if (at == std::string_view::npos) return out;
+    s.remove_prefix(at + 1);
+  }
+}
+
+Error spec_error(std::string_view spec, const std::string& what) {
+  return Error{"scene generator '" + std::string(spec) + "': " + what};
+}
+
+// A plain decimal in [lo, hi]: no sign, no spaces, no exponent.
+Result<uint64_t> parse_number(std::string_view spec, std::string_view field, std::string_view name,
+                              uint64_t lo, uint64_t hi) {
+  uint64_t value = 0;
+  const char* end = field.data() + field.size();
+  const auto [ptr, ec] = std::from_chars(field.data(), end, value);
+  const bool digits_only = !field.empty() && field.find_first_not_of("0123456789") == field.npos;
+  if (!digits_only || ec != std::errc() || ptr != end || value < lo || value > hi) {
+    return spec_error(spec, std::string(name) + " must be a whole number from " +
+                                std::to_string(lo) + " to " + std::to_string(hi) + ", not '" +
+                                std::string(field) + "'");
+  }
+  return value;
+}
+
+constexpr const char* kUsage =
+    "expected gen:chain:N, gen:flat:N, gen:forest:N[:BRANCHING] or gen:dcl:SCENES:ENTITIES";
+
+void generate_chain(EntityStore& store, Random& rng, uint32_t n) {
+  store.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    store.create(i);
+    store.set_translation(i, float3(rng.range(-0.1, 0.1), rng.range(0.9, 1.1),
+                                    rng.range(-0.1, 0.1)));
+    store.set_rotation(i, rng.small_rotation(0.05));
+    if (i > 0) store.set_parent(i, i - 1);
+  }
+}
+
+void generate_flat(EntityStore& store, Random& rng, uint32_t n) {
+  store.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    store.create(i);
+    store.set_translation(i, float3(rng.range(-100, 100), rng.range(-100, 100),
+                                    rng.range(-100, 100)));
+    store.set_rotation(i, rng.rotation());
+    store.set_scale(i, rng.range(0.5, 2.0));
+  }
+}
+
+constexpr uint32_t kForestTreeSize = 65536;
+
+void generate_forest(EntityStore& store, Random& rng, uint32_t n, uint32_t branching) {
+  store.reserve(n);
+  const uint32_t roots = (n - 1) / kForestTreeSize + 1;
+  for (uint32_t i = 0; i < roots; ++i) {
+    store.create(i);
+    store.set_translation(i, float3(rng.range(-100, 100), rng.range(-100, 100),
+                                    rng.range(-100, 100)));
+    store.set_rotation(i, rng.rotation());
+    store.set_scale(i, rng.range(0.8, 1.25));
+  }
+  // Breadth first: parents in id order each take ceil(B/2)..B children, so every parent comes
+  // before its children and the depth is about log_B(N).
+  const uint32_t fewest = (branching + 1) / 2;
+  uint32_t next = roots;
+  for (uint32_t parent = 0; next < n; ++parent) {
+    const uint64_t children = fewest + rng.below(branching - fewest + 1);
+    for (uint64_t c = 0; c < children && next < n; ++c, ++next) {
+      store.create(next);
+      store.set_translation(next, float3(rng.range(-2, 2), rng.range(-2, 2), rng.range(-2, 2)));
+      store.set_rotation(next, rng.rotation());
+      store.set_scale(next, rng.range(0.8, 1.25));
+      store.set_parent(next, parent);
+    }
+  }
+}
+
+// Decentraland: parcels are 16 m squares; SDK7 scene entity numbers are 16 bits, 0 is the scene
+// root and user entities start at 512.
+constexpr float kParcelSize = 16.0f;
+constexpr uint32_t kDclFirstUserEntity = 512;
+constexpr uint32_t kDclMaxEntities = 65536 - kDclFirstUserEntity;
+constexpr uint8_t kDclMaxDepth = 4;
+
+uint32_t dcl_id_stride(uint32_t entities) {
+  return std::bit_ceil(kDclFirstUserEntity + entities);
+}
+
+void generate_dcl(EntityStore& store, Random& rng, uint32_t scenes, uint32_t entities) {
+  store.reserve(size_t(scenes) * (size_t(entities) + 1));
+  const uint32_t stride = dcl_id_stride(entities);
+  uint32_t grid = 1;
+  while (uint64_t(grid) * grid < scenes) ++grid;
+  std::vector<uint8_t> depth(entities);  // levels below the scene root, per user entity
+  for (uint32_t s = 0; s < scenes; ++s) {
+    const EntityId root = s * stride;
+    store.create(root);
+    store.set_translation(root, float3(kParcelSize * float(s % grid), 0.0f,
+                                       kParcelSize * float(s / grid)));
+    for (uint32_t k = 0; k < entities; ++k) {
+      const EntityId id = root + kDclFirstUserEntity + k;
+      store.create(id);
+      // Half hang directly under the scene root; the rest under an earlier entity unless that
+      // would go deeper than kDclMaxDepth.
+      EntityId parent = root;
+      depth[k] = 1;
+      if (k > 0 && rng.unit() >= 0.5) {
+        const uint32_t j = static_cast<uint32_t>(rng.below(k));
+        if (depth[j] < kDclMaxDepth) {
+          parent = root + kDclFirstUserEntity + j;
+          depth[k] = uint8_t(depth[j] + 1);
+        }
+      }
+      store.set_parent(id, parent);
+      if (parent == root) {
+        store.set_translation(id, float3(rng.range(0, kParcelSize), rng.range(0, 4),
+                                         rng.range(0, kParcelSize)));
+      } else {
+        store.set_translation(id, float3(rng.range(-1, 1), rng.range(0, 1.5), rng.range(-1, 1)));
+      }
+      store.set_rotation(id, rng.yaw());
+      if (k % 8 == 7) {
+        store.set_non_uniform_scale(id, float3(rng.range(0.5, 2), rng.range(0.5, 2),
+                                               rng.range(0.5, 2)));
+      } else {
+        store.set_scale(id, rng.range(0.5, 1.5));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool is_generator_spec(std::string_view spec) { return spec.starts_with("gen:"); }
+
+Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
+  const std::vector<std::string_view> f = split(spec, ':');
+  if (f.size() < 2 || f[0] != "gen") return spec_error(spec, kUsage);
+  const std::string_view kind = f[1];
+  const uint64_t max = kMaxGeneratedEntities;
+
+  Scene scene;
+  scene.source = std::string(spec);
+  Random rng(seed);
+
+  if (kind == "chain" || kind == "flat") {
+    if (f.size() != 3) return spec_error(spec, "expected gen:" + std::string(kind) + ":N");
+    auto n = parse_number(spec, f[2], "N", 1, max);
+    if (!n) return n.error();
+    if (kind == "chain") {
+      generate_chain(scene.store, rng, static_cast<uint32_t>(*n));
+    } else {
+      generate_flat(scene.store, rng, static_cast<uint32_t>(*n));
+    }
+  } else if (kind == "forest") {
+    if (f.size() != 3 && f.size() != 4) {
+      return spec_error(spec, "expected gen:forest:N or gen:forest:N:BRANCHING");
+    }
+    auto n = parse_number(spec, f[2], "N", 1, max);
+    if (!n) return n.error();
+    uint64_t branching = 4;
+    if (f.size() == 4) {
+      auto b = parse_number(spec, f[3], "BRANCHING", 1, 65536);
+      if (!b) return b.error();
+      branching = *b;
+    }
+    generate_forest(scene.store, rng, static_cast<uint32_t>(*n),
+                    static_cast<uint32_t>(branching));
+  } else if (kind == "dcl") {
+    if (f.size() != 4) return spec_error(spec, "expected gen:dcl:SCENES:ENTITIES");
+    auto scenes = parse_number(spec, f[2], "SCENES", 1, max);
+    if (!scenes) return scenes.error();
+    auto entities = parse_number(spec, f[3], "ENTITIES", 1, kDclMaxEntities);
+    if (!entities) return entities.error();
+    const uint64_t total = *scenes * (*entities + 1);
+    if (total > max) {
+      return spec_error(spec, std::to_string(*scenes) + " scenes of 1 + " +
+                                  std::to_string(*entities) + " entities make " +
+                                  std::to_string(total) + " entities, more than the " +
+                                  std::to_string(max) + " a generator makes");
+    }
+    const uint64_t stride = dcl_id_stride(static_cast<uint32_t>(*entities));
+    if (*scenes * stride > (uint64_t(1) << 32)) {
+      return spec_error(spec, std::to_string(*scenes) + " scenes with ids spaced " +
+                                  std::to_string(stride) +
+                                  " apart do not fit in 32-bit entity ids (at most " +
+                                  std::to_string((uint64_t(1) << 32) / stride) + " scenes)");
+    }
+    generate_dcl(scene.store, rng, static_cast<uint32_t>(*scenes),
+                 static_cast<uint32_t>(*entities));
+  } else {
+    return spec_error(spec, "unknown generator '" + std::string(kind) + "'; " + kUsage);
+  }
+  return scene;
+}
+
+}  // namespace tprop

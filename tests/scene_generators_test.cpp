@@ -1,0 +1,231 @@
+#include "scene_generators.h"
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "depth_order.h"
+
+namespace tprop {
+namespace {
+
+Scene generate_ok(std::string_view spec, uint64_t seed = 1) {
+  Result<Scene> scene = generate_scene(spec, seed);
+  EXPECT_TRUE(scene.ok()) << (scene.ok() ? "" : scene.error().message);
+  if (!scene.ok()) return Scene{};
+  return std::move(scene).value();
+}
+
+std::string error_of(std::string_view spec) {
+  Result<Scene> scene = generate_scene(spec, 1);
+  EXPECT_FALSE(scene.ok()) << spec << " was accepted";
+  return scene.ok() ? std::string() : scene.error().message;
+}
+
+float length(quat q) { return std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w); }
+
+// Everything a generator writes, by id, to compare two scenes exactly.
+struct Snapshot {
+  ComponentMask mask;
+  float3 translation;
+  quat rotation;
+  float scale;
+  float3 non_uniform_scale;
+  std::optional<EntityId> parent;
+  bool operator==(const Snapshot&) const = default;
+};
+
+std::map<EntityId, Snapshot> snapshot(const EntityStore& store) {
+  std::map<EntityId, Snapshot> out;
+  for (uint32_t s = 0; s < store.slot_capacity(); ++s) {
+    if (!store.alive_at(s)) continue;
+    const RareComponents* rare = store.rare_at(s);
+    out[store.id_at(s)] = {store.mask_at(s),         store.translation_at(s),
+                           store.rotation_at(s),     store.scale_at(s),
+                           rare ? rare->non_uniform_scale : float3(1.0f),
+                           store.parent(store.id_at(s))};
+  }
+  return out;
+}
+
+// Children per parent id, counted from the Parent components.
+std::map<EntityId, uint32_t> child_counts(const EntityStore& store) {
+  std::map<EntityId, uint32_t> out;
+  for (uint32_t s = 0; s < store.slot_capacity(); ++s) {
+    if (store.alive_at(s) && store.has_at(s, Component::Parent)) ++out[store.parent_at(s)];
+  }
+  return out;
+}
+
+TEST(SceneGenerators, ChainOfNIsOneLineOfNLevels) {
+  const Scene scene = generate_ok("gen:chain:50");
+  EXPECT_EQ(scene.source, "gen:chain:50");
+  ASSERT_EQ(scene.store.size(), 50u);
+  EXPECT_FALSE(scene.store.parent(0).has_value());
+  for (EntityId i = 1; i < 50; ++i) EXPECT_EQ(scene.store.parent(i), i - 1);
+  const DepthOrder order = sort_by_depth(scene.store);
+  EXPECT_EQ(order.level_count(), 50u);
+  EXPECT_EQ(order.roots, 1u);
+}
+
+TEST(SceneGenerators, ChainLinksAreSmallStepsUpWithSmallTurns) {
+  const Scene scene = generate_ok("gen:chain:200", 7);
+  for (EntityId i = 0; i < 200; ++i) {
+    const uint32_t s = scene.store.slot_of(i);
+    const float3 t = scene.store.translation_at(s);
+    EXPECT_LE(std::abs(t.x), 0.1f);
+    EXPECT_GE(t.y, 0.9f);
+    EXPECT_LE(t.y, 1.1f);
+    EXPECT_LE(std::abs(t.z), 0.1f);
+    const quat q = scene.store.rotation_at(s);
+    EXPECT_NEAR(length(q), 1.0f, 1e-6f);
+    // normalize(v, 1) with |v_i| <= 0.05: w >= 1 / sqrt(1 + 3 * 0.05^2) = 0.99627.
+    EXPECT_GE(q.w, 0.9962f);
+  }
+}
+
+TEST(SceneGenerators, FlatIsOneLevelOfRootsWithUnitRotations) {
+  const Scene scene = generate_ok("gen:flat:300");
+  ASSERT_EQ(scene.store.size(), 300u);
+  const DepthOrder order = sort_by_depth(scene.store);
+  EXPECT_EQ(order.level_count(), 1u);
+  EXPECT_EQ(order.roots, 300u);
+  for (EntityId i = 0; i < 300; ++i) {
+    const uint32_t s = scene.store.slot_of(i);
+    ASSERT_NE(s, EntityStore::kNoSlot);
+    EXPECT_EQ(scene.store.mask_at(s), bit(Component::Translation) | bit(Component::Rotation) |
+                                          bit(Component::Scale));
+    EXPECT_NEAR(length(scene.store.rotation_at(s)), 1.0f, 1e-6f);
+    EXPECT_GE(scene.store.scale_at(s), 0.5f);
+    EXPECT_LE(scene.store.scale_at(s), 2.0f);
+    EXPECT_LE(std::abs(scene.store.translation_at(s).x), 100.0f);
+  }
+}
+
+TEST(SceneGenerators, ForestBranchesBetweenHalfAndAllOfBranching) {
+  const Scene scene = generate_ok("gen:forest:1000:3");
+  ASSERT_EQ(scene.store.size(), 1000u);
+  const auto counts = child_counts(scene.store);
+  for (const auto& [parent, n] : counts) {
+    EXPECT_LE(n, 3u) << "parent " << parent;
+  }
+  const DepthOrder order = sort_by_depth(scene.store);
+  EXPECT_EQ(order.roots, 1u);
+  // Every inner node has 2 or 3 children, breadth first: at least 7 levels (1 + 3 + ... + 3^5 =
+  // 364 < 1000) and at most 10 (2^10 - 1 >= 1000).
+  EXPECT_GE(order.level_count(), 7u);
+  EXPECT_LE(order.level_count(), 10u);
+}
+
+TEST(SceneGenerators, ForestDefaultsToFourChildrenAtMost) {
+  const Scene scene = generate_ok("gen:forest:5000");
+  ASSERT_EQ(scene.store.size(), 5000u);
+  uint32_t most = 0;
+  for (const auto& [parent, n] : child_counts(scene.store)) most = std::max(most, n);
+  EXPECT_EQ(most, 4u);
+  const DepthOrder order = sort_by_depth(scene.store);
+  // 2..4 children: between ceil(log4) and log2 levels for 5000 entities.
+  EXPECT_GE(order.level_count(), 7u);
+  EXPECT_LE(order.level_count(), 13u);
+}
+
+TEST(SceneGenerators, ForestOfBranchingOneIsChains) {
+  const Scene scene = generate_ok("gen:forest:10:1");
+  for (EntityId i = 1; i < 10; ++i) EXPECT_EQ(scene.store.parent(i), i - 1);
+}
+
+TEST(SceneGenerators, LargeForestSplitsIntoTreesOf65536) {
+  const Scene scene = generate_ok("gen:forest:70000:8");
+  const DepthOrder order = sort_by_depth(scene.store);
+  EXPECT_EQ(order.roots, 2u);
+  EXPECT_FALSE(scene.store.parent(0).has_value());
+  EXPECT_FALSE(scene.store.parent(1).has_value());
+  EXPECT_TRUE(scene.store.parent(2).has_value());
+}
+
+TEST(SceneGenerators, DclScenesAreSeparateRootsOnAParcelGrid) {
+  const Scene scene = generate_ok("gen:dcl:4:20");
+  // Each scene: its root plus 20 entities; ids spaced by bit_ceil(512 + 20) = 1024.
+  ASSERT_EQ(scene.store.size(), 84u);
+  const EntityId roots[4] = {0, 1024, 2048, 3072};
+  // A 2x2 grid of 16 m parcels.
+  const float3 offsets[4] = {{0, 0, 0}, {16, 0, 0}, {0, 0, 16}, {16, 0, 16}};
+  for (int s = 0; s < 4; ++s) {
+    const uint32_t slot = scene.store.slot_of(roots[s]);
+    ASSERT_NE(slot, EntityStore::kNoSlot);
+    EXPECT_FALSE(scene.store.parent(roots[s]).has_value());
+    EXPECT_EQ(scene.store.translation_at(slot), offsets[s]);
+    for (EntityId k = 0; k < 20; ++k) {
+      const EntityId id = roots[s] + 512 + k;
+      const uint32_t es = scene.store.slot_of(id);
+      ASSERT_NE(es, EntityStore::kNoSlot) << id;
+      const std::optional<EntityId> parent = scene.store.parent(id);
+      ASSERT_TRUE(parent.has_value());
+      // Parents stay inside the scene: its root or an earlier entity of it.
+      EXPECT_TRUE(*parent == roots[s] || (*parent >= roots[s] + 512 && *parent < id)) << id;
+      const quat q = scene.store.rotation_at(es);
+      EXPECT_EQ(q.x, 0.0f);  // yaw only
+      EXPECT_EQ(q.z, 0.0f);
+      EXPECT_NEAR(length(q), 1.0f, 1e-6f);
+      const bool non_uniform = k % 8 == 7;
+      EXPECT_EQ(scene.store.has_at(es, Component::NonUniformScale), non_uniform) << id;
+      EXPECT_EQ(scene.store.has_at(es, Component::Scale), !non_uniform) << id;
+    }
+  }
+  const DepthOrder order = sort_by_depth(scene.store);
+  EXPECT_EQ(order.roots, 4u);
+  EXPECT_LE(order.level_count(), 5u);  // the root and at most 4 levels below it
+  EXPECT_EQ(order.cycles_broken, 0u);
+}
+
+TEST(SceneGenerators, SameSeedGivesTheSameScene) {
+  for (const char* spec : {"gen:chain:100", "gen:flat:100", "gen:forest:100:3", "gen:dcl:3:30"}) {
+    EXPECT_EQ(snapshot(generate_ok(spec, 42).store), snapshot(generate_ok(spec, 42).store))
+        << spec;
+  }
+}
+
+TEST(SceneGenerators, DifferentSeedsGiveDifferentScenes) {
+  for (const char* spec : {"gen:chain:100", "gen:flat:100", "gen:forest:100:3", "gen:dcl:3:30"}) {
+    EXPECT_NE(snapshot(generate_ok(spec, 1).store), snapshot(generate_ok(spec, 2).store)) << spec;
+  }
+}
+
+TEST(SceneGenerators, MalformedSpecsAreErrorsThatSayWhatIsWrong) {
+  EXPECT_NE(error_of("gen:chain").find("expected gen:chain:N"), std::string::npos);
+  EXPECT_NE(error_of("gen:chain:5:6").find("expected gen:chain:N"), std::string::npos);
+  EXPECT_NE(error_of("gen:chain:-3").find("N must be a whole number from 1 to 100000000, not '-3'"),
+            std::string::npos);
+  EXPECT_NE(error_of("gen:chain:abc").find("not 'abc'"), std::string::npos);
+  EXPECT_NE(error_of("gen:chain:+5").find("not '+5'"), std::string::npos);
+  EXPECT_NE(error_of("gen:chain: 5").find("not ' 5'"), std::string::npos);
+  EXPECT_NE(error_of("gen:chain:").find("not ''"), std::string::npos);
+  EXPECT_NE(error_of("gen:flat:0").find("not '0'"), std::string::npos);
+  EXPECT_NE(error_of("gen:flat:100000001").find("not '100000001'"), std::string::npos);
+  EXPECT_NE(error_of("gen:flat:99999999999999999999999").find("N must be"), std::string::npos);
+  EXPECT_NE(error_of("gen:nope:3").find("unknown generator 'nope'"), std::string::npos);
+  EXPECT_NE(error_of("gen:").find("unknown generator ''"), std::string::npos);
+  EXPECT_NE(error_of("chain:3").find("expected gen:chain:N"), std::string::npos);
+  EXPECT_NE(error_of("gen:forest:10:0").find("BRANCHING must be"), std::string::npos);
+  EXPECT_NE(error_of("gen:forest:10:2:3").find("expected gen:forest:N"), std::string::npos);
+  EXPECT_NE(error_of("gen:dcl:3").find("expected gen:dcl:SCENES:ENTITIES"), std::string::npos);
+  EXPECT_NE(error_of("gen:dcl:3:70000").find("ENTITIES must be a whole number from 1 to 65024"),
+            std::string::npos);
+  EXPECT_NE(error_of("gen:dcl:100000:1000").find("more than the 100000000"), std::string::npos);
+  EXPECT_NE(error_of("gen:dcl:5000000:1").find("do not fit in 32-bit entity ids"),
+            std::string::npos);
+  // Every message names the spec.
+  EXPECT_NE(error_of("gen:chain:abc").find("'gen:chain:abc'"), std::string::npos);
+}
+
+TEST(SceneGenerators, RecognizesGeneratorSpecsByPrefix) {
+  EXPECT_TRUE(is_generator_spec("gen:chain:3"));
+  EXPECT_TRUE(is_generator_spec("gen:bogus"));
+  EXPECT_FALSE(is_generator_spec("scene.gltf"));
+  EXPECT_FALSE(is_generator_spec("generator.json"));
+}
+
+}  // namespace
+}  // namespace tprop
