@@ -1,0 +1,183 @@
+// Last-writer-wins per (entity, component) and the dead-entity set, rule by rule (NOTES.md:
+// higher lamport wins; equal lamports: longer data, then lexicographically larger bytes; a
+// delete loses to a put; identical data is a no-op; older messages are ignored).
+#include <gtest/gtest.h>
+
+#include "dcl_state.h"
+#include "dcl_test_support.h"
+
+namespace tprop {
+namespace {
+
+constexpr EntityId kE = 512;
+constexpr uint32_t kC = 1;
+
+struct Value {
+  uint32_t lamport;
+  bool deleted;
+  std::vector<uint8_t> data;
+};
+
+CrdtMessage message(const Value& v) {
+  return v.deleted ? CrdtMessage::delete_component(kE, kC, v.lamport)
+                   : CrdtMessage::put(kE, kC, v.lamport, v.data);
+}
+
+Value put(uint32_t lamport, std::vector<uint8_t> data) { return {lamport, false, std::move(data)}; }
+Value del(uint32_t lamport) { return {lamport, true, {}}; }
+
+struct LwwRow {
+  const char* rule;
+  Value held;
+  Value incoming;
+  CrdtOutcome outcome;
+  bool incoming_wins;
+};
+
+TEST(CrdtState, LastWriterWinsRuleTable) {
+  const LwwRow rows[] = {
+      {"higher lamport wins, whatever the data", put(1, {0x01, 0x02}), put(2, {0x00}), CrdtOutcome::Applied, true},
+      {"lower lamport is ignored", put(2, {0x00}), put(1, {0xff, 0xff}), CrdtOutcome::Outdated, false},
+      {"equal lamport: longer data wins", put(3, {0xff}), put(3, {0x00, 0x00}), CrdtOutcome::Applied, true},
+      {"equal lamport: shorter data loses", put(3, {0x00, 0x00}), put(3, {0xff}), CrdtOutcome::Outdated, false},
+      {"equal length: larger bytes win", put(3, {0x01, 0x02}), put(3, {0x01, 0x03}), CrdtOutcome::Applied, true},
+      {"equal length: smaller bytes lose", put(3, {0x01, 0x03}), put(3, {0x01, 0x02}), CrdtOutcome::Outdated, false},
+      {"bytes compare unsigned", put(3, {0x7f}), put(3, {0x80}), CrdtOutcome::Applied, true},
+      {"a put beats a delete of equal lamport", del(4), put(4, {}), CrdtOutcome::Applied, true},
+      {"a delete loses to a put of equal lamport", put(4, {0x00}), del(4), CrdtOutcome::Outdated, false},
+      {"a later delete wins over a put", put(4, {0x00}), del(5), CrdtOutcome::Applied, true},
+      {"an older put does not resurrect", del(5), put(4, {0x09}), CrdtOutcome::Outdated, false},
+      {"identical data is a no-op", put(4, {0x01}), put(4, {0x01}), CrdtOutcome::NoOp, false},
+      {"a repeated delete is a no-op", del(5), del(5), CrdtOutcome::NoOp, false},
+      {"lamport compares unsigned", put(1, {0x00}), put(0xffffffffu, {}), CrdtOutcome::Applied, true},
+  };
+  for (const LwwRow& row : rows) {
+    CrdtState state;
+    ASSERT_EQ(state.apply(message(row.held)).outcome, CrdtOutcome::Applied) << row.rule;
+    const CrdtApplyResult r = state.apply(message(row.incoming));
+    EXPECT_EQ(r.outcome, row.outcome) << row.rule;
+    EXPECT_FALSE(r.entity_created) << row.rule;
+    const Value& expected = row.incoming_wins ? row.incoming : row.held;
+    const LwwEntry* held = state.find(kE, kC);
+    ASSERT_NE(held, nullptr) << row.rule;
+    EXPECT_EQ(held->lamport, expected.lamport) << row.rule;
+    EXPECT_EQ(held->deleted, expected.deleted) << row.rule;
+    EXPECT_EQ(held->data, expected.data) << row.rule;
+    // Either arrival order ends in the same value (the order is total).
+    CrdtState swapped;
+    (void)swapped.apply(message(row.incoming));
+    (void)swapped.apply(message(row.held));
+    EXPECT_EQ(swapped.find(kE, kC)->lamport, held->lamport) << row.rule;
+    EXPECT_EQ(swapped.find(kE, kC)->deleted, held->deleted) << row.rule;
+    EXPECT_EQ(swapped.find(kE, kC)->data, held->data) << row.rule;
+  }
+}
+
+TEST(CrdtState, FirstMessageRecordsTheEntityAndComponentsAreIndependent) {
+  CrdtState state;
+  const CrdtApplyResult first = state.apply(CrdtMessage::put(kE, 1, 5, {0x01}));
+  EXPECT_EQ(first.outcome, CrdtOutcome::Applied);
+  EXPECT_TRUE(first.entity_created);
+  // Another component of the same entity has its own lamport clock.
+  const CrdtApplyResult other = state.apply(CrdtMessage::put(kE, 7, 1, {0x02}));
+  EXPECT_EQ(other.outcome, CrdtOutcome::Applied);
+  EXPECT_FALSE(other.entity_created);
+  EXPECT_EQ(state.find(kE, 1)->data, std::vector<uint8_t>{0x01});
+  EXPECT_EQ(state.find(kE, 7)->data, std::vector<uint8_t>{0x02});
+  EXPECT_EQ(state.find(kE, 8), nullptr);
+  EXPECT_TRUE(state.known(kE));
+  EXPECT_FALSE(state.known(kE + 1));
+}
+
+TEST(CrdtState, DeleteEntityKillsEveryVersionUpToTheDeletedOne) {
+  CrdtState state;
+  const EntityId v0 = dcl_entity_id(9, 0), v1 = dcl_entity_id(9, 1), v2 = dcl_entity_id(9, 2),
+                 v3 = dcl_entity_id(9, 3), other = dcl_entity_id(10, 0);
+  for (EntityId e : {v0, v1, v3, other}) (void)state.apply(CrdtMessage::put(e, 1, 1, {0x00}));
+  const CrdtApplyResult r = state.apply(CrdtMessage::delete_entity(v2));
+  EXPECT_EQ(r.outcome, CrdtOutcome::Applied);
+  EXPECT_EQ(r.removed, (std::vector<EntityId>{v0, v1}));
+  EXPECT_FALSE(state.known(v0));
+  EXPECT_FALSE(state.known(v1));
+  EXPECT_TRUE(state.known(v3));     // a later version lives on
+  EXPECT_TRUE(state.known(other));  // another number is untouched
+  EXPECT_TRUE(state.is_dead(v2));
+  EXPECT_FALSE(state.is_dead(v3));
+  // Any later message for a dead (number, version) is ignored, with any lamport.
+  EXPECT_EQ(state.apply(CrdtMessage::put(v1, 1, 1000, {0x05})).outcome, CrdtOutcome::DeadEntity);
+  EXPECT_EQ(state.apply(CrdtMessage::put(v2, 1, 1000, {0x05})).outcome, CrdtOutcome::DeadEntity);
+  EXPECT_EQ(state.apply(CrdtMessage::delete_component(v0, 1, 1000)).outcome, CrdtOutcome::DeadEntity);
+  EXPECT_FALSE(state.known(v2));
+  // Deleting a lower version again changes nothing; the set only grows.
+  EXPECT_EQ(state.apply(CrdtMessage::delete_entity(v1)).outcome, CrdtOutcome::NoOp);
+  EXPECT_TRUE(state.is_dead(v2));
+  EXPECT_EQ(state.dead_numbers(), (std::vector<std::pair<uint16_t, uint16_t>>{{9, 2}}));
+  // A higher version raises the bar and removes what is now dead.
+  const CrdtApplyResult higher = state.apply(CrdtMessage::delete_entity(v3));
+  EXPECT_EQ(higher.removed, std::vector<EntityId>{v3});
+  EXPECT_EQ(state.entities(), std::vector<EntityId>{other});
+}
+
+TEST(CrdtState, DeleteEntityBeforeItsMessagesGivesTheSameState) {
+  CrdtState early, late;
+  const EntityId e = dcl_entity_id(3, 1);
+  (void)early.apply(CrdtMessage::delete_entity(e));
+  (void)early.apply(CrdtMessage::put(e, 1, 4, {0x01}));
+  (void)late.apply(CrdtMessage::put(e, 1, 4, {0x01}));
+  (void)late.apply(CrdtMessage::delete_entity(e));
+  EXPECT_FALSE(early.known(e));
+  EXPECT_FALSE(late.known(e));
+  EXPECT_EQ(early.entities(), late.entities());
+}
+
+TEST(CrdtState, NetworkFormsActAsTheirLocalForms) {
+  CrdtState state;
+  CrdtMessage put = CrdtMessage::put(kE, 1, 3, {0x01});
+  put.type = CrdtMessageType::PutComponentNetwork;
+  put.network_id = 77;
+  EXPECT_EQ(state.apply(put).outcome, CrdtOutcome::Applied);
+  CrdtMessage del = CrdtMessage::delete_component(kE, 1, 4);
+  del.type = CrdtMessageType::DeleteComponentNetwork;
+  EXPECT_EQ(state.apply(del).outcome, CrdtOutcome::Applied);
+  EXPECT_TRUE(state.find(kE, 1)->deleted);
+  CrdtMessage kill = CrdtMessage::delete_entity(kE);
+  kill.type = CrdtMessageType::DeleteEntityNetwork;
+  EXPECT_EQ(state.apply(kill).removed, std::vector<EntityId>{kE});
+  EXPECT_TRUE(state.is_dead(kE));
+}
+
+TEST(CrdtState, AppendValueRecordsItsEntityButKeepsNoValue) {
+  CrdtState state;
+  CrdtMessage append = CrdtMessage::put(kE, 1040, 1, {0x01, 0x02});
+  append.type = CrdtMessageType::AppendValue;
+  const CrdtApplyResult r = state.apply(append);
+  EXPECT_EQ(r.outcome, CrdtOutcome::Recorded);
+  EXPECT_TRUE(r.entity_created);
+  EXPECT_TRUE(state.known(kE));
+  EXPECT_EQ(state.find(kE, 1040), nullptr);
+}
+
+TEST(CrdtState, CountsEveryMessageByTypeAndOutcome) {
+  CrdtState state;
+  (void)state.apply(CrdtMessage::put(kE, 1, 2, {0x01}));          // applied
+  (void)state.apply(CrdtMessage::put(kE, 1, 2, {0x01}));          // duplicate
+  (void)state.apply(CrdtMessage::put(kE, 1, 1, {0x01}));          // outdated
+  (void)state.apply(CrdtMessage::put(kE, 1099, 1, {0x01}));       // other component, applied
+  (void)state.apply(CrdtMessage::delete_component(kE, 1099, 2));  // other component, applied
+  (void)state.apply(CrdtMessage::delete_entity(kE));              // applied
+  (void)state.apply(CrdtMessage::put(kE, 1, 9, {0x01}));          // dead
+  const CrdtCounts& n = state.counts();
+  EXPECT_EQ(n.of(CrdtMessageType::PutComponent), 5u);
+  EXPECT_EQ(n.of(CrdtMessageType::DeleteComponent), 1u);
+  EXPECT_EQ(n.of(CrdtMessageType::DeleteEntity), 1u);
+  EXPECT_EQ(n.of(CrdtMessageType::AppendValue), 0u);
+  EXPECT_EQ(n.total(), 7u);
+  EXPECT_EQ(n.applied, 4u);
+  EXPECT_EQ(n.no_op, 1u);
+  EXPECT_EQ(n.outdated, 1u);
+  EXPECT_EQ(n.dead_entity, 1u);
+  EXPECT_EQ(n.other_component, 2u);
+}
+
+}  // namespace
+}  // namespace tprop

@@ -1,0 +1,85 @@
+// Shared by the dcl_* tests: byte strings written as hex, Transform messages in one call, and an
+// independent oracle for Decentraland world matrices that follows the spec text directly
+// (recursion over parent ids, cycles found by walking), not the store or the depth sort.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dcl_crdt.h"
+#include "dcl_transform.h"
+#include "math.h"
+
+namespace tprop::dcl_test {
+
+// "1a 00 ff" -> {0x1a, 0x00, 0xff}; blanks are ignored.
+inline std::vector<uint8_t> hex(const std::string& text) {
+  std::vector<uint8_t> out;
+  std::istringstream in(text);
+  std::string byte;
+  while (in >> byte) out.push_back(uint8_t(std::stoul(byte, nullptr, 16)));
+  return out;
+}
+
+inline DclTransform transform(float3 position, quat rotation = quat(1, 0, 0, 0),
+                              float3 scale = float3(1), EntityId parent = 0) {
+  DclTransform t;
+  t.position = position;
+  t.rotation = rotation;
+  t.scale = scale;
+  t.parent = parent;
+  return t;
+}
+
+inline DclTransform at(float3 position, EntityId parent) {
+  return transform(position, quat(1, 0, 0, 0), float3(1), parent);
+}
+
+inline CrdtMessage put_transform(EntityId e, uint32_t lamport, const DclTransform& t) {
+  const auto bytes = encode_dcl_transform(t);
+  return CrdtMessage::put(e, kDclTransformComponentId, lamport, {bytes.begin(), bytes.end()});
+}
+
+inline CrdtMessage delete_transform(EntityId e, uint32_t lamport) {
+  return CrdtMessage::delete_component(e, kDclTransformComponentId, lamport);
+}
+
+// The spec's rules, evaluated naively from the final Transforms. `transforms` holds the valid
+// Transform of each entity that has one; entities without one are identity at the root (as are
+// unknown ids). An entity is on a cycle when following Transform parents from it comes back to
+// it: it then stands at the root with its local matrix.
+class Oracle {
+ public:
+  explicit Oracle(std::map<EntityId, DclTransform> transforms) : t_(std::move(transforms)) {}
+
+  float4x4 world(EntityId e) const {
+    const auto it = t_.find(e);
+    if (it == t_.end()) return float4x4(1.0f);
+    const float4x4 local = translation_matrix(it->second.position) *
+                           rotation_matrix(it->second.rotation) *
+                           scale_matrix(it->second.scale);
+    if (it->second.parent == 0 || on_cycle(e)) return local;
+    return world(it->second.parent) * local;
+  }
+
+  bool on_cycle(EntityId e) const {
+    std::set<EntityId> seen;
+    for (EntityId cur = e;;) {
+      const auto it = t_.find(cur);
+      if (it == t_.end() || it->second.parent == 0) return false;
+      cur = it->second.parent;
+      if (cur == e) return true;
+      if (!seen.insert(cur).second) return false;  // a cycle above e, not through it
+    }
+  }
+
+ private:
+  std::map<EntityId, DclTransform> t_;
+};
+
+}  // namespace tprop::dcl_test
