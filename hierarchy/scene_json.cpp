@@ -76,9 +76,12 @@ class ErrorLocator final : public nlohmann::json_sax<json> {
   bool end_object() override { return true; }
   bool start_array(std::size_t) override { return true; }
   bool end_array() override { return true; }
-  bool parse_error(std::size_t pos, const std::string&,
+  bool parse_error(std::size_t pos, const std::string& last_token,
                    const nlohmann::detail::exception& ex) override {
     position = pos;
+    // A number too large for a double is reported after the whole token was read: point at
+    // its first character instead.
+    if (ex.id == 406 && last_token.size() < pos) position = pos - last_token.size() + 1;
     message = strip_nlohmann_prefix(ex.what());
     return false;
   }
@@ -196,15 +199,21 @@ std::optional<EntityId> as_id(const json& v) {
   return static_cast<EntityId>(u);
 }
 
-// Reads an array of exactly n finite floats into out.
-bool read_floats(const json& v, size_t n, float* out) {
-  if (!v.is_array() || v.size() != n) return false;
+// Why a value is not a float, for the message: "got true", "1e+39 is too large for a float".
+std::string not_a_float(const json& v) {
+  if (!v.is_number()) return "got " + describe(v);
+  return v.dump() + " is too large for a float";
+}
+
+// Reads an array of exactly n finite floats into out; on failure says what is wrong.
+std::optional<std::string> read_floats(const json& v, size_t n, float* out) {
+  if (!v.is_array() || v.size() != n) return "got " + describe(v);
   for (size_t i = 0; i < n; ++i) {
     const std::optional<float> f = as_float(v[i]);
-    if (!f) return false;
+    if (!f) return "element " + std::to_string(i) + ": " + not_a_float(v[i]);
     out[i] = *f;
   }
-  return true;
+  return std::nullopt;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -296,16 +305,15 @@ class SceneReader {
                                    lower_first(key) + "\")");
       case Component::Scale: {
         const std::optional<float> s = as_float(v);
-        if (!s) return fail(index, id, "Scale must be a finite number, got " + describe(v));
+        if (!s) return fail(index, id, "Scale must be a number: " + not_a_float(v));
         store.set_scale(id, *s);
         return ok_status();
       }
       case Component::Rotation:
       case Component::PostRotation: {
         float q[4];
-        if (!read_floats(v, 4, q)) {
-          return fail(index, id, name + " must be a quaternion [x, y, z, w] of 4 finite numbers, got " +
-                                     describe(v));
+        if (const auto problem = read_floats(v, 4, q)) {
+          return fail(index, id, name + " must be a quaternion [x, y, z, w] of 4 numbers: " + *problem);
         }
         const quat value = make_quat(q[0], q[1], q[2], q[3]);
         if (*c == Component::Rotation) store.set_rotation(id, value);
@@ -325,9 +333,8 @@ class SceneReader {
           return ok_status();
         }
         float f[16];
-        if (!read_floats(v, 16, f)) {
-          return fail(index, id, name + " must be null or 16 finite numbers (column-major), got " +
-                                     describe(v));
+        if (const auto problem = read_floats(v, 16, f)) {
+          return fail(index, id, name + " must be null or 16 numbers (column-major): " + *problem);
         }
         float4x4 value;
         for (int col = 0; col < 4; ++col)
@@ -340,8 +347,8 @@ class SceneReader {
 
     // Every remaining component is a float3.
     float f[3];
-    if (!read_floats(v, 3, f)) {
-      return fail(index, id, name + " must be [x, y, z], 3 finite numbers, got " + describe(v));
+    if (const auto problem = read_floats(v, 3, f)) {
+      return fail(index, id, name + " must be [x, y, z], 3 numbers: " + *problem);
     }
     const float3 value(f[0], f[1], f[2]);
     const ComponentMask b = bit(*c);

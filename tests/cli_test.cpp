@@ -1,0 +1,158 @@
+// The built `tprop` binary, run as a user would: exit codes, where messages go, the dump file.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#ifndef TPROP_CLI_PATH
+#error "TPROP_CLI_PATH (the built tprop binary) must be defined by the build"
+#endif
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string temp_path(const std::string& name) { return ::testing::TempDir() + "tprop_cli_" + name; }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// Single quotes for the shell; the paths here come from TempDir and the build, but be safe.
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs `tprop ARGS` with stdout captured through the pipe and stderr through a file.
+Outcome run_tprop(const std::string& args) {
+  const std::string err_path = temp_path("stderr.txt");
+  const std::string command = quoted(TPROP_CLI_PATH) + " " + args + " 2>" + quoted(err_path);
+  Outcome o;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return o;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) o.out.append(buffer, n);
+  const int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  o.err = read_text(err_path);
+  return o;
+}
+
+#define EXPECT_CONTAINS(haystack, needle) \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "in: " << (haystack)
+
+TEST(Cli, RunsTheBundledDefaultScene) {
+  const Outcome o = run_tprop("run");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_CONTAINS(o.out, "solar_system.json");
+  EXPECT_CONTAINS(o.out, "entities");
+  EXPECT_CONTAINS(o.out, "cycles broken");
+  EXPECT_CONTAINS(o.out, "unknown parents");
+  EXPECT_TRUE(o.err.empty()) << o.err;  // the bundled scene is clean: no warnings
+}
+
+TEST(Cli, MissingFileFailsNamingThePathAndTheReason) {
+  const std::string path = temp_path("missing.json");
+  const Outcome o = run_tprop("run " + quoted(path));
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_CONTAINS(o.err, path);
+  EXPECT_CONTAINS(o.err, "No such file or directory");
+}
+
+TEST(Cli, MalformedJsonFailsWithLineAndColumnOnStderr) {
+  const std::string path = temp_path("malformed.json");
+  // Line 2 is ` [{"id": 1}}`: the stray '}' is its 12th character.
+  write_file(path, "{\"entities\":\n [{\"id\": 1}}\n");
+  const Outcome o = run_tprop("run " + quoted(path));
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_CONTAINS(o.err, path + ":2:12:");
+  EXPECT_TRUE(o.out.empty()) << o.out;
+}
+
+TEST(Cli, DumpWritesEveryEntityAsParseableJson) {
+  const std::string scene = temp_path("tiny.json");
+  const std::string dump = temp_path("tiny_dump.json");
+  std::remove(dump.c_str());
+  write_file(scene, R"({"entities": [
+    {"id": 2, "name": "child", "parent": 1, "Translation": [1, 0, 0]},
+    {"id": 1, "name": "parent", "Translation": [1, 2, 3]}]})");
+  const Outcome o = run_tprop("run " + quoted(scene) + " --backend cpu --dump " + quoted(dump));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json d = nlohmann::json::parse(read_text(dump), nullptr, false);
+  ASSERT_FALSE(d.is_discarded());
+  const nlohmann::json& e = d.at("entities");
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].at("id"), 1);
+  EXPECT_EQ(e[1].at("id"), 2);
+  EXPECT_EQ(e[1].at("name"), "child");
+  // (1, 2, 3) + (1, 0, 0).
+  EXPECT_EQ(e[1].at("localToWorld"),
+            nlohmann::json({1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 2, 2, 3, 1}));
+}
+
+TEST(Cli, DumpOfTheDefaultSceneHasOneEntryPerEntity) {
+  const std::string dump = temp_path("default_dump.json");
+  const Outcome o = run_tprop("run --dump=" + quoted(dump));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json d = nlohmann::json::parse(read_text(dump), nullptr, false);
+  ASSERT_FALSE(d.is_discarded());
+  // The generator writes ids 1..N in order.
+  const nlohmann::json& e = d.at("entities");
+  ASSERT_GT(e.size(), 100u);
+  for (size_t i = 0; i < e.size(); ++i) ASSERT_EQ(e[i].at("id"), i + 1);
+  EXPECT_CONTAINS(o.out, "entities         " + std::to_string(e.size()));
+}
+
+TEST(Cli, GpuBackendSaysItIsNotBuiltInAndRunsTheCpuPath) {
+  const Outcome o = run_tprop("run --backend gpu");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_CONTAINS(o.err, "GPU path is not built into this command yet");
+  EXPECT_CONTAINS(o.out, "backend          cpu");
+}
+
+TEST(Cli, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(run_tprop("").exit_code, 2);
+  EXPECT_EQ(run_tprop("frobnicate").exit_code, 2);
+  const Outcome bad_option = run_tprop("run --frob");
+  EXPECT_EQ(bad_option.exit_code, 2);
+  EXPECT_CONTAINS(bad_option.err, "unknown option '--frob'");
+  EXPECT_EQ(run_tprop("run --backend quantum").exit_code, 2);
+  EXPECT_EQ(run_tprop("run --dump").exit_code, 2);
+  EXPECT_EQ(run_tprop("run a.json b.json").exit_code, 2);
+}
+
+TEST(Cli, HelpPrintsUsageAndSucceeds) {
+  const Outcome top = run_tprop("--help");
+  EXPECT_EQ(top.exit_code, 0);
+  EXPECT_CONTAINS(top.out, "usage: tprop");
+  const Outcome run = run_tprop("run --help");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_CONTAINS(run.out, "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--dump FILE]");
+}
+
+TEST(Cli, UnwritableDumpFailsWithOne) {
+  const Outcome o = run_tprop("run --dump /nonexistent-dir/out.json");
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_CONTAINS(o.err, "/nonexistent-dir/out.json");
+}
+
+}  // namespace
