@@ -3,6 +3,7 @@
 // (recursion over parent ids, cycles found by walking), not the store or the depth sort.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -81,5 +82,23 @@ class Oracle {
  private:
   std::map<EntityId, DclTransform> t_;
 };
+
+}  // namespace tprop::dcl_test
+
+// gtest helpers need gtest; kept below the oracle so the oracle stays plain C++.
+#include <gtest/gtest.h>
+
+namespace tprop::dcl_test {
+
+inline ::testing::AssertionResult near(const float4x4& got, const float4x4& want,
+                                       float tolerance = 1e-5f) {
+  for (int c = 0; c < 4; ++c)
+    for (int r = 0; r < 4; ++r)
+      if (!(std::fabs(got[c][r] - want[c][r]) <= tolerance))
+        return ::testing::AssertionFailure()
+               << "column " << c << " row " << r << ": got " << got[c][r] << ", want "
+               << want[c][r];
+  return ::testing::AssertionSuccess();
+}
 
 }  // namespace tprop::dcl_test
