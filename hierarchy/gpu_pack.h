@@ -1,0 +1,40 @@
+// Packing one entity into the GPU layout of shaders/scene_layout.h: the host-side half of the
+// transform rules that the shaders do not do (Euler angles to quaternions, Scale versus
+// NonUniformScale, CompositeRotation / CompositeScale with their pivots and the inverse a parent
+// writes into its children's ParentScaleInverse), and the flags that tell the compose and
+// propagate shaders which rule applies. Everything here calls compose.h, so the GPU follows the
+// very rules the CPU reference follows. No Vulkan.
+#pragma once
+
+#include <cstdint>
+
+#include "../shaders/scene_layout.h"
+#include "components.h"
+#include "entity_store.h"
+#include "math.h"
+
+namespace tprop {
+
+// How a Static entity is treated this frame (hierarchy/reference.h): computed and saved in its
+// first frame, read back from the frozen table after that.
+enum class StaticMode : uint8_t { NotStatic, Store, Frozen };
+
+struct PackedEntity {
+  uint32_t flags = 0;  // gpu::kFlag*
+  float4 translation{0.0f};
+  float4 rotation{0.0f, 0.0f, 0.0f, 1.0f};  // (x, y, z, w)
+  float4 scale{1.0f, 1.0f, 1.0f, 0.0f};
+  bool needs_rare = false;  // pack_rare() must be uploaded for it
+};
+
+// `attached`: the entity has a Parent that the depth sort attached (DepthOrder::attached).
+PackedEntity pack_entity(const EntityStore& store, uint32_t slot, bool attached,
+                         StaticMode static_mode);
+
+// The components that need a rare record on the GPU (the matrix-valued ones).
+bool needs_rare_record(ComponentMask mask);
+
+// The matrices of the rare record, resolved on the host; identity where absent.
+gpu::RareRecord pack_rare(const EntityStore& store, uint32_t slot);
+
+}  // namespace tprop

@@ -1,0 +1,58 @@
+// A move-only Vulkan buffer with its own memory: device-local storage (with a device address
+// for the shaders), host-visible upload staging (persistently mapped) or host-visible readback.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <vulkan/vulkan.h>
+
+#include "result.h"
+
+namespace tprop {
+
+struct ContextState;
+class VulkanContext;
+
+enum class BufferKind {
+  DeviceStorage,  // device-local, storage + transfer src/dst, device address
+  Upload,         // host-visible coherent, mapped, transfer src
+  Readback,       // host-visible (cached when offered), mapped, transfer dst
+};
+
+class Buffer {
+ public:
+  Buffer() = default;
+  // Fails with a message naming `name` when the size exceeds the device's limits or memory
+  // runs out. A zero size makes a minimal buffer (Vulkan forbids empty ones).
+  static Result<Buffer> create(const ContextState& context, VkDeviceSize size, BufferKind kind,
+                               const std::string& name);
+  static Result<Buffer> create(const VulkanContext& context, VkDeviceSize size, BufferKind kind,
+                               const std::string& name);
+
+  Buffer(Buffer&& other) noexcept { *this = std::move(other); }
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { reset(); }
+
+  void reset();
+  explicit operator bool() const { return buffer_ != VK_NULL_HANDLE; }
+  VkBuffer handle() const { return buffer_; }
+  VkDeviceSize size() const { return size_; }
+  VkDeviceAddress address() const { return address_; }  // 0 unless DeviceStorage
+  void* mapped() const { return mapped_; }               // nullptr for DeviceStorage
+  // For Readback buffers on non-coherent memory: makes device writes visible to the host.
+  void invalidate() const;
+
+ private:
+  const ContextState* state_ = nullptr;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  VkDeviceSize size_ = 0;
+  VkDeviceAddress address_ = 0;
+  void* mapped_ = nullptr;
+  bool coherent_ = true;
+};
+
+}  // namespace tprop

@@ -1,0 +1,107 @@
+// The Vulkan context tprop runs on: created headless (tests, the CLI, tools) or adopted from an
+// application that already has an instance, a device and a compute-capable queue.
+//
+// Device functions go through a table owned by this context (volk's VolkDeviceTable, loaded
+// with the context's own vkGetDeviceProcAddr), never through global function pointers: tprop
+// does not touch an application's globals, and two contexts can coexist in one process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <vulkan/vulkan.h>
+
+#include "result.h"
+
+namespace tprop {
+
+struct ContextState;  // host-private (vk_context_state.h)
+
+// What an application must enable on the instance and device it hands to
+// VulkanContext::adopt: Vulkan 1.3, and these features (all core, no device extension).
+struct DeviceRequirements {
+  uint32_t api_version = VK_API_VERSION_1_3;
+  std::vector<const char*> device_extensions;  // none today
+  // Optional instance extension: debug names and labels in captures (RenderDoc) when enabled.
+  std::vector<const char*> optional_instance_extensions{VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+  // VkPhysicalDeviceFeatures::shaderInt64, VkPhysicalDeviceVulkan12Features::bufferDeviceAddress,
+  // VkPhysicalDeviceVulkan13Features::synchronization2.
+  bool shader_int64 = true;
+  bool buffer_device_address = true;
+  bool synchronization2 = true;
+
+  // Sets the required bits in the application's feature structs (leaves other bits alone).
+  void enable_in(VkPhysicalDeviceFeatures2& features, VkPhysicalDeviceVulkan12Features& vk12,
+                 VkPhysicalDeviceVulkan13Features& vk13) const;
+};
+DeviceRequirements required_device_setup();
+
+struct ContextOptions {
+  // VK_LAYER_KHRONOS_validation with synchronization validation, and a messenger that counts
+  // errors and warnings (validation_counts()). Fails if the layer is not installed.
+  bool validation = false;
+  // Prints validation messages to stderr as they come.
+  bool print_validation = true;
+  // Enable VK_EXT_debug_utils when the instance offers it (names and labels).
+  bool debug_utils = true;
+  // A device index or a case-insensitive name substring; empty: the TPROP_DEVICE environment
+  // variable, else the first discrete GPU, then integrated, then virtual, then CPU (lavapipe).
+  std::string device;
+};
+
+// What an application hands over. tprop never destroys these; they must outlive the context.
+// The device must have been created with required_device_setup() enabled.
+struct AdoptInfo {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;  // any queue of a compute-capable family
+  uint32_t queue_family = 0;
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
+  bool debug_utils_enabled = false;  // the instance was created with VK_EXT_debug_utils
+};
+
+struct ValidationCounts {
+  uint32_t errors = 0;
+  uint32_t warnings = 0;
+};
+
+class VulkanContext {
+ public:
+  static Result<VulkanContext> create_headless(const ContextOptions& options = {});
+  static Result<VulkanContext> adopt(const AdoptInfo& info);
+
+  VulkanContext(VulkanContext&&) noexcept;
+  VulkanContext& operator=(VulkanContext&&) noexcept;
+  VulkanContext(const VulkanContext&) = delete;
+  VulkanContext& operator=(const VulkanContext&) = delete;
+  ~VulkanContext();
+
+  VkInstance instance() const;
+  VkPhysicalDevice physical_device() const;
+  VkDevice device() const;
+  VkQueue queue() const;
+  uint32_t queue_family() const;
+  std::string device_name() const;
+  bool owns_device() const;
+  bool debug_utils() const;
+  // Errors and warnings reported by the validation layer so far (zero without validation).
+  ValidationCounts validation_counts() const;
+
+  const ContextState& state() const { return *state_; }
+
+ private:
+  explicit VulkanContext(std::unique_ptr<ContextState> state);
+  std::unique_ptr<ContextState> state_;
+};
+
+// Names of the physical devices the loader reports, in enumeration order (TPROP_DEVICE indexes
+// this list); an error when there is no loader or no device at all.
+Result<std::vector<std::string>> list_devices();
+
+// A message for a VkResult: the enum name and what to do.
+std::string describe(VkResult result);
+
+}  // namespace tprop

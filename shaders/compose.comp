@@ -1,0 +1,87 @@
+#version 460
+// Compose: every entity's local matrix (or the value that stands in for it: a user-written
+// matrix, a frozen Static) into local_to_world[pos]. Roots, overrides and frozen Statics are then
+// final; propagate.comp multiplies the others by their parent's LocalToWorld.
+#extension GL_GOOGLE_include_directive : require
+#include "scene_access.glsl"
+
+layout(local_size_x = kComposeGroupSize) in;
+
+mat4 parent_scale_inverse(uint pos, uint rare) {
+  uint parent = UintArray(pc.parent).v[pos];
+  uint parent_flags = UintArray(pc.flags).v[parent];
+  // NOTES.md: the parent writes the inverse of its CompositeScale, else 1/Scale, else
+  // 1/NonUniformScale (one vec4: the host resolved which), else the child keeps its own value.
+  if ((parent_flags & kFlagCompositeScale) != 0u) {
+    uint parent_rare = UintArray(pc.rare_index).v[parent];
+    return RareArray(pc.rare).v[parent_rare].inverse_composite_scale;
+  }
+  if ((parent_flags & kFlagScale) != 0u) {
+    vec3 s = 1.0 / Vec4Array(pc.scale).v[parent].xyz;
+    return mat4(vec4(s.x, 0, 0, 0), vec4(0, s.y, 0, 0), vec4(0, 0, s.z, 0), vec4(0, 0, 0, 1));
+  }
+  if (rare != kNoIndex) return RareArray(pc.rare).v[rare].user_parent_scale_inverse;
+  return mat4(1.0);
+}
+
+// The unit-quaternion formula as in hierarchy/math.h rotation_matrix (no normalization).
+mat4 rotation_matrix(vec4 q) {
+  float x = q.x, y = q.y, z = q.z, w = q.w;
+  return mat4(vec4(1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y), 0),
+              vec4(2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x), 0),
+              vec4(2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y), 0),
+              vec4(0, 0, 0, 1));
+}
+
+// Translation * [ParentScaleInverse] * Rot * Scl, in the reference's order of products.
+mat4 local_matrix(uint pos, uint f, uint rare) {
+  mat4 rot = mat4(1.0);
+  if ((f & kFlagCompositeRotation) != 0u) {
+    rot = RareArray(pc.rare).v[rare].composite_rotation;
+  } else if ((f & kFlagRotation) != 0u) {
+    rot = rotation_matrix(Vec4Array(pc.rotation).v[pos]);
+  }
+  vec3 t = (f & kFlagTranslation) != 0u ? Vec4Array(pc.translation).v[pos].xyz : vec3(0.0);
+
+  if ((f & (kFlagParentScaleInverse | kFlagCompositeScale)) == 0u) {
+    // The common case T * R * S in closed form: the products with 0 and 1 that the reference
+    // does are exact, so this gives the same bits for less work.
+    vec3 s = (f & kFlagScale) != 0u ? Vec4Array(pc.scale).v[pos].xyz : vec3(1.0);
+    return mat4(rot[0] * s.x, rot[1] * s.y, rot[2] * s.z, vec4(t, 1.0));
+  }
+
+  mat4 m = mat4(1.0);
+  m[3] = vec4(t, 1.0);
+  if ((f & kFlagParentScaleInverse) != 0u) m = m * parent_scale_inverse(pos, rare);
+  m = m * rot;
+  if ((f & kFlagCompositeScale) != 0u) {
+    m = m * RareArray(pc.rare).v[rare].composite_scale;
+  } else if ((f & kFlagScale) != 0u) {
+    vec3 s = Vec4Array(pc.scale).v[pos].xyz;
+    m = m * mat4(vec4(s.x, 0, 0, 0), vec4(0, s.y, 0, 0), vec4(0, 0, s.z, 0), vec4(0, 0, 0, 1));
+  }
+  return m;
+}
+
+void main() {
+  uint i = flat_invocation(kComposeGroupSize);
+  if (i >= pc.count) return;
+  uint pos = pc.first + i;
+  uint f = UintArray(pc.flags).v[pos];
+  uint rare = UintArray(pc.rare_index).v[pos];
+
+  mat4 m;
+  if ((f & kFlagReadFrozen) != 0u) {
+    m = Mat4Array(pc.frozen).v[UintArray(pc.static_index).v[pos]];
+  } else if ((f & kFlagUserWorld) != 0u) {
+    m = rare != kNoIndex ? RareArray(pc.rare).v[rare].user_local_to_world : mat4(1.0);
+  } else if ((f & kFlagUserLocal) != 0u) {
+    m = rare != kNoIndex ? RareArray(pc.rare).v[rare].user_local_to_parent : mat4(1.0);
+  } else {
+    m = local_matrix(pos, f, rare);
+  }
+  Mat4Array(pc.local_to_world).v[pos] = m;
+  if ((f & (kFlagStoreFrozen | kFlagWorldFinal)) == (kFlagStoreFrozen | kFlagWorldFinal)) {
+    Mat4Array(pc.frozen).v[UintArray(pc.static_index).v[pos]] = m;
+  }
+}

@@ -1,0 +1,43 @@
+#version 460
+// Propagate: LocalToWorld[pos] = LocalToWorld[parent] * LocalToParent[pos], in place, levels in
+// order. Built twice:
+//  - wide (default): one dispatch per level, one invocation per entity of that level;
+//  - TPROP_NARROW: one workgroup walks a run of narrow levels (each at most kNarrowLevelMax
+//    entities), with a workgroup barrier between levels, so a deep chain costs one dispatch per
+//    kNarrowLevelsPerDispatch levels instead of one per level.
+#extension GL_GOOGLE_include_directive : require
+#include "scene_access.glsl"
+
+#ifdef TPROP_NARROW
+layout(local_size_x = kNarrowGroupSize) in;
+#else
+layout(local_size_x = kWideGroupSize) in;
+#endif
+
+void propagate(uint pos) {
+  uint f = UintArray(pc.flags).v[pos];
+  if ((f & kFlagWorldFinal) != 0u) return;
+  uint parent = UintArray(pc.parent).v[pos];
+  Mat4Array world = Mat4Array(pc.local_to_world);
+  mat4 m = world.v[parent] * world.v[pos];
+  world.v[pos] = m;
+  if ((f & kFlagStoreFrozen) != 0u) {
+    Mat4Array(pc.frozen).v[UintArray(pc.static_index).v[pos]] = m;
+  }
+}
+
+void main() {
+#ifdef TPROP_NARROW
+  UintArray offsets = UintArray(pc.level_offsets);
+  for (uint level = pc.level_begin; level < pc.level_end; ++level) {
+    uint pos = offsets.v[level] + gl_LocalInvocationID.x;
+    if (pos < offsets.v[level + 1u]) propagate(pos);
+    // The next level reads what this one wrote, from other invocations of this workgroup.
+    memoryBarrierBuffer();
+    barrier();
+  }
+#else
+  uint i = flat_invocation(kWideGroupSize);
+  if (i < pc.count) propagate(pc.first + i);
+#endif
+}

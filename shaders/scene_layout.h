@@ -1,0 +1,103 @@
+// The one description of the GPU scene layout, included by the GLSL compute shaders and by C++
+// (hierarchy/gpu_pack.h, host/propagator.cpp). Every storage array is reached through a buffer
+// device address passed in the push constants, so no single binding is bound by
+// maxStorageBufferRange (128 MiB on lavapipe) and a 10-million-entity scene fits.
+//
+// Arrays indexed by depth-sorted position (DepthOrder): flags, translation, rotation, scale,
+// parent, rare_index, static_index, local_to_world. The rare table is indexed by rare_index, the
+// frozen table (Static LocalToWorld values) by static_index, which is stable across re-sorts.
+#ifndef TPROP_SCENE_LAYOUT_H
+#define TPROP_SCENE_LAYOUT_H
+
+#ifdef __cplusplus
+#include <cstddef>
+#include <cstdint>
+
+#include <glm/glm.hpp>
+namespace tprop::gpu {
+using uint = uint32_t;
+using uint64 = uint64_t;
+using vec4 = glm::vec4;
+using mat4 = glm::mat4;
+#define TPROP_CONST inline constexpr uint
+#else
+#define uint64 uint64_t
+#define TPROP_CONST const uint
+#endif
+
+// Workgroup sizes. A propagate level wider than kNarrowLevelMax gets a dispatch of its own; runs
+// of consecutive narrower levels share one single-workgroup dispatch that loops over them.
+TPROP_CONST kComposeGroupSize = 256u;
+TPROP_CONST kWideGroupSize = 256u;
+TPROP_CONST kNarrowGroupSize = 64u;
+TPROP_CONST kNarrowLevelMax = kNarrowGroupSize;
+// llvmpipe silently ends any shader loop after 65,535 iterations, so one narrow dispatch walks
+// at most this many levels.
+TPROP_CONST kNarrowLevelsPerDispatch = 4096u;
+// At most this many workgroups per dimension (the minimum maxComputeWorkGroupCount).
+TPROP_CONST kMaxGroupsPerDimension = 65535u;
+
+TPROP_CONST kNoIndex = 0xffffffffu;
+
+// flags[pos]: what the host resolved about the entity (hierarchy/gpu_pack.cpp decides; the
+// shaders only follow). Presence bits first; a parent's bits are read by its children.
+TPROP_CONST kFlagTranslation = 1u << 0u;        // translation[pos] is used
+TPROP_CONST kFlagRotation = 1u << 1u;           // rotation[pos] (Euler already resolved) is used
+TPROP_CONST kFlagScale = 1u << 2u;              // scale[pos].xyz (Scale or NonUniformScale)
+TPROP_CONST kFlagCompositeRotation = 1u << 3u;  // rare.composite_rotation is used
+TPROP_CONST kFlagCompositeScale = 1u << 4u;     // rare.composite_scale (children: rare.inverse_...)
+TPROP_CONST kFlagParentScaleInverse = 1u << 5u; // attached and has ParentScaleInverse
+// What compose writes into local_to_world[pos] (exactly one of these four):
+TPROP_CONST kFlagComputeLocal = 1u << 8u;       // T * [PSI] * Rot * Scl
+TPROP_CONST kFlagUserLocal = 1u << 9u;          // rare.user_local_to_parent (identity if no rare)
+TPROP_CONST kFlagUserWorld = 1u << 10u;         // rare.user_local_to_world (identity if no rare)
+TPROP_CONST kFlagReadFrozen = 1u << 11u;        // frozen[static_index[pos]]
+// Propagation:
+TPROP_CONST kFlagWorldFinal = 1u << 12u;        // compose already wrote the LocalToWorld
+TPROP_CONST kFlagStoreFrozen = 1u << 13u;       // a Static's first frame: save into frozen[]
+
+// One per entity that needs a matrix the common arrays cannot hold; everything resolved on the
+// host (pivots, PostRotation, Euler angles, the inverse of a CompositeScale), so the shader does
+// no trigonometry and no general matrix inverse. Identity where the component is absent.
+struct RareRecord {
+  mat4 composite_rotation;          // resolved CompositeRotation (computed or user-written)
+  mat4 composite_scale;             // resolved CompositeScale
+  mat4 inverse_composite_scale;     // what this entity writes into its children's PSI
+  mat4 user_parent_scale_inverse;   // user-written ParentScaleInverse
+  mat4 user_local_to_parent;        // user-written LocalToParent
+  mat4 user_local_to_world;         // user-written LocalToWorld
+};
+
+// Push constants shared by every pipeline (104 bytes, under the guaranteed 128).
+struct ScenePush {
+  uint64 flags;           // uint[]
+  uint64 translation;     // vec4[] (xyz; w unused, padding measured faster on lavapipe)
+  uint64 rotation;        // vec4[] quaternion (x, y, z, w)
+  uint64 scale;           // vec4[] (xyz; w unused)
+  uint64 parent;          // uint[] parent position, kNoIndex when not attached
+  uint64 rare_index;      // uint[] index into rare, kNoIndex when none
+  uint64 static_index;    // uint[] index into frozen, kNoIndex for non-Static
+  uint64 rare;            // RareRecord[]
+  uint64 frozen;          // mat4[]
+  uint64 local_to_world;  // mat4[] (the output, column-major, 64-byte stride)
+  uint64 level_offsets;   // uint[level_count + 1]
+  uint first;             // compose / wide propagate: first position
+  uint count;             // compose / wide propagate: number of positions
+  uint level_begin;       // narrow propagate: levels [level_begin, level_end)
+  uint level_end;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(RareRecord) == 384);
+static_assert(offsetof(RareRecord, inverse_composite_scale) == 128);
+static_assert(offsetof(RareRecord, user_local_to_world) == 320);
+static_assert(sizeof(ScenePush) == 104);
+static_assert(offsetof(ScenePush, level_offsets) == 80);
+static_assert(offsetof(ScenePush, first) == 88);
+static_assert(offsetof(ScenePush, level_end) == 100);
+static_assert(sizeof(mat4) == 64 && sizeof(vec4) == 16);
+}  // namespace tprop::gpu
+#endif
+
+#undef TPROP_CONST
+#endif  // TPROP_SCENE_LAYOUT_H
