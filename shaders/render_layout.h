@@ -1,0 +1,34 @@
+// The renderer sample's interface: push constants shared by render_instances.vert and
+// samples/render_scene.cpp. The sample reads tprop's LocalToWorld buffer through its device
+// address, one float4x4 per instance (gl_InstanceIndex = depth-sorted position).
+#ifndef TPROP_RENDER_LAYOUT_H
+#define TPROP_RENDER_LAYOUT_H
+
+#ifdef __cplusplus
+#include <cstddef>
+#include <cstdint>
+
+#include <glm/glm.hpp>
+namespace tprop::render {
+using uint = uint32_t;
+using uint64 = uint64_t;
+using mat4 = glm::mat4;
+#else
+#define uint64 uint64_t
+#endif
+
+struct RenderPush {
+  mat4 view_proj;         // world -> Vulkan clip space (y down, depth 0..1)
+  uint64 local_to_world;  // device address of tprop's LocalToWorld output (64-byte stride)
+  float half_size;        // the cube's half edge, in each entity's local units
+  uint instance_count;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(RenderPush) == 80);
+static_assert(offsetof(RenderPush, local_to_world) == 64);
+static_assert(offsetof(RenderPush, instance_count) == 76);
+}  // namespace tprop::render
+#endif
+
+#endif  // TPROP_RENDER_LAYOUT_H
