@@ -66,7 +66,8 @@ bool has_rotation(ComponentMask m) {
 quat effective_rotation(const EntityStore& store, uint32_t slot) {
   const ComponentMask m = store.mask_at(slot);
   const int o = first_euler(m, Component::RotationEulerXYZ);
-  if (o >= 0) return euler_to_quat(static_cast<EulerOrder>(o), store.rare_at(slot)->rotation_euler[o]);
+  if (o >= 0)
+    return euler_to_quat(static_cast<EulerOrder>(o), store.rare_at(slot)->rotation_euler[o]);
   if (m & bit(Component::Rotation)) return store.rotation_at(slot);
   return quat(1.0f, 0.0f, 0.0f, 0.0f);
 }
@@ -96,7 +97,8 @@ float4x4 composite_rotation(const EntityStore& store, uint32_t slot) {
 
   float4x4 out(1.0f);
   const RareComponents* rare = store.rare_at(slot);  // non-null: CompositeRotation is rare
-  if (has_rpt) out = out * translation_matrix(pivot(*rare, PivotComponent::RotationPivotTranslation));
+  if (has_rpt)
+    out = out * translation_matrix(pivot(*rare, PivotComponent::RotationPivotTranslation));
   if (has_rp) out = out * translation_matrix(pivot(*rare, PivotComponent::RotationPivot));
   if (has_r) out = out * rotation_matrix(effective_rotation(store, slot));
   if (has_pr) out = out * rotation_matrix(effective_post_rotation(store, slot));
@@ -139,8 +141,8 @@ std::optional<float4x4> parent_scale_inverse_from(const EntityStore& store, uint
 bool has_transform_source(ComponentMask m, bool attached) {
   constexpr ComponentMask kSources =
       bit(Component::Translation) | bit(Component::Rotation) | kRotationEulerMask |
-      bit(Component::Scale) | bit(Component::NonUniformScale) |
-      bit(Component::CompositeRotation) | bit(Component::CompositeScale);
+      bit(Component::Scale) | bit(Component::NonUniformScale) | bit(Component::CompositeRotation) |
+      bit(Component::CompositeScale);
   if (m & kSources) return true;
   return attached && (m & bit(Component::ParentScaleInverse));
 }
@@ -156,7 +158,8 @@ float4x4 local_matrix(const EntityStore& store, uint32_t slot, uint32_t parent_s
   if (m & bit(Component::Translation)) out = translation_matrix(store.translation_at(slot));
   if (attached && (m & bit(Component::ParentScaleInverse))) {
     const std::optional<float4x4> written = parent_scale_inverse_from(store, parent_slot);
-    out = out * (written ? *written : user_matrix(store, slot, MatrixComponent::ParentScaleInverse));
+    out =
+        out * (written ? *written : user_matrix(store, slot, MatrixComponent::ParentScaleInverse));
   }
   if (m & bit(Component::CompositeRotation)) {
     out = out * composite_rotation(store, slot);

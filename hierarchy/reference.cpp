@@ -70,7 +70,8 @@ std::unordered_map<EntityId, float4x4> world_matrices_by_id(const EntityStore& s
   const std::vector<float4x4> world = evaluate_once(store, &order);
   std::unordered_map<EntityId, float4x4> out;
   out.reserve(world.size());
-  for (uint32_t pos = 0; pos < order.size(); ++pos) out.emplace(store.id_at(order.slot[pos]), world[pos]);
+  for (uint32_t pos = 0; pos < order.size(); ++pos)
+    out.emplace(store.id_at(order.slot[pos]), world[pos]);
   return out;
 }
 

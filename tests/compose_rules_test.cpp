@@ -120,7 +120,9 @@ void apply(EntityStore& store, EntityId e, const std::vector<Ing>& ingredients) 
       case Nus: store.set_non_uniform_scale(e, float3(2, 3, 0.5f)); break;
       case CompRot: store.set_matrix(e, MatrixComponent::CompositeRotation, to_glm(kUserCR)); break;
       case CompScl: store.set_matrix(e, MatrixComponent::CompositeScale, to_glm(kUserCS)); break;
-      case Rpt: store.set_pivot(e, PivotComponent::RotationPivotTranslation, float3(0, 0, 5)); break;
+      case Rpt:
+        store.set_pivot(e, PivotComponent::RotationPivotTranslation, float3(0, 0, 5));
+        break;
       case Rp: store.set_pivot(e, PivotComponent::RotationPivot, float3(1, 0, 0)); break;
       case Spt: store.set_pivot(e, PivotComponent::ScalePivotTranslation, float3(0, 4, 0)); break;
       case Sp: store.set_pivot(e, PivotComponent::ScalePivot, float3(1, 1, 0)); break;
@@ -203,8 +205,10 @@ std::vector<RuleCase> trs_cases(Where where) {
       {"<= NonUniformScale", {Nus}, S(2, 3, 0.5)},
       {"Scale wins over NonUniformScale: T * R * Scale", {Tr, Rot, Scl, Nus}, t_r_s},
       {"Scale wins over NonUniformScale: Scale alone", {Scl, Nus}, S(2, 2, 2)},
-      {"Pivots and PostRotation without composites have no effect", {Tr, Rot, PostRot, Rp, Rpt, Sp, Spt}, t_r},
-      {"RotationEulerXYZ writes the Rotation it implies", {Tr, EulerXYZ}, mul(T(1, 2, 3), rot(kRx90))},
+      {"Pivots and PostRotation without composites have no effect",
+       {Tr, Rot, PostRot, Rp, Rpt, Sp, Spt}, t_r},
+      {"RotationEulerXYZ writes the Rotation it implies",
+       {Tr, EulerXYZ}, mul(T(1, 2, 3), rot(kRx90))},
       {"RotationEuler wins over a Rotation quaternion", {Rot, EulerXYZ}, rot(kRx90)},
   };
   for (RuleCase& c : out) {
@@ -353,7 +357,8 @@ TEST(ComposeRules, FirstEulerOrderInPrecedenceWinsWhenSeveralArePresent) {
     store.create(1);
     store.set_rotation(1, kQuatRz90);
     store.set_post_rotation(1, kQuatRz90);
-    for (int o = kEulerOrderCount - 1; o >= first; --o) {  // set in reverse: order of setting is irrelevant
+    // Set in reverse: the order of setting must not matter.
+    for (int o = kEulerOrderCount - 1; o >= first; --o) {
       store.set_rotation_euler(1, static_cast<EulerOrder>(o), o == first ? winner : loser);
       store.set_post_rotation_euler(1, static_cast<EulerOrder>(o), o == first ? winner : loser);
     }
@@ -379,7 +384,8 @@ TEST(ComposeRules, CompositeRotationLinesCombineTheirSources) {
       {"CR <= RPT * RP * R * RP^-1", {CompRot, Rpt, Rp, Rot}, product({kRPT, kRP, kR, kRPinv})},
       {"CR <= RPT * RP * R * PR * RP^-1", {CompRot, Rpt, Rp, Rot, PostRot},
        product({kRPT, kRP, kR, kPR, kRPinv})},
-      {"CR <= RPT * RP * PR * RP^-1", {CompRot, Rpt, Rp, PostRot}, product({kRPT, kRP, kPR, kRPinv})},
+      {"CR <= RPT * RP * PR * RP^-1",
+       {CompRot, Rpt, Rp, PostRot}, product({kRPT, kRP, kPR, kRPinv})},
       {"CR <= RPT * R", {CompRot, Rpt, Rot}, product({kRPT, kR})},
       {"CR <= RPT * R * PR", {CompRot, Rpt, Rot, PostRot}, product({kRPT, kR, kPR})},
       {"CR <= RPT * PR", {CompRot, Rpt, PostRot}, product({kRPT, kPR})},
@@ -403,7 +409,8 @@ TEST(ComposeRules, CompositeRotationLinesCombineTheirSources) {
 TEST(ComposeRules, CompositeRotationReplacesRotationInTheLocalMatrix) {
   run_table({
       {"<= Translation * CompositeRotation", {Tr, CompRot}, product({kT, kUserCR})},
-      {"<= Translation * CompositeRotation * Scale", {Tr, CompRot, Scl}, product({kT, kUserCR, kS})},
+      {"<= Translation * CompositeRotation * Scale",
+       {Tr, CompRot, Scl}, product({kT, kUserCR, kS})},
       {"<= CompositeRotation", {CompRot}, kUserCR},
       {"<= CompositeRotation * Scale", {CompRot, Scl}, product({kUserCR, kS})},
       {"<= Translation * CompositeRotation * NonUniformScale", {Tr, CompRot, Nus},
@@ -444,7 +451,8 @@ TEST(ComposeRules, CompositeScaleLinesCombineTheirSources) {
 
 TEST(ComposeRules, CompositeScaleReplacesScaleInTheLocalMatrix) {
   run_table({
-      {"<= Translation * Rotation * CompositeScale", {Tr, Rot, CompScl}, product({kT, kR, kUserCS})},
+      {"<= Translation * Rotation * CompositeScale",
+       {Tr, Rot, CompScl}, product({kT, kR, kUserCS})},
       {"<= Rotation * CompositeScale", {Rot, CompScl}, product({kR, kUserCS})},
       {"<= CompositeScale", {CompScl}, kUserCS},
       {"<= Translation * CompositeRotation * CompositeScale", {Tr, CompRot, CompScl},
@@ -465,7 +473,8 @@ TEST(ComposeRules, LocalToParentLinesWithParentScaleInverse) {
       {"<= ParentScaleInverse", {Psi}, psi},
       {"<= Translation * ParentScaleInverse", {Tr, Psi}, product({kT, psi})},
       {"<= T * PSI * Rotation", {Tr, Psi, Rot}, product({kT, psi, kR})},
-      {"<= T * PSI * Rotation * NonUniformScale", {Tr, Psi, Rot, Nus}, product({kT, psi, kR, kNUS})},
+      {"<= T * PSI * Rotation * NonUniformScale",
+       {Tr, Psi, Rot, Nus}, product({kT, psi, kR, kNUS})},
       {"<= T * PSI * CompositeRotation", {Tr, Psi, CompRot}, product({kT, psi, kUserCR})},
       {"<= T * PSI * CompositeRotation * NonUniformScale", {Tr, Psi, CompRot, Nus},
        product({kT, psi, kUserCR, kNUS})},
@@ -488,7 +497,8 @@ TEST(ComposeRules, LocalToParentLinesWithParentScaleInverse) {
        product({psi, kUserCR, kUserCS})},
       // The CompositeRotation / CompositeScale lines of Section 5 without PSI.
       {"<= Translation * CompositeRotation", {Tr, CompRot}, product({kT, kUserCR})},
-      {"<= Translation * CompositeRotation * Scale", {Tr, CompRot, Scl}, product({kT, kUserCR, kS})},
+      {"<= Translation * CompositeRotation * Scale",
+       {Tr, CompRot, Scl}, product({kT, kUserCR, kS})},
       {"<= Translation * CompositeRotation * NonUniformScale", {Tr, CompRot, Nus},
        product({kT, kUserCR, kNUS})},
       {"<= Translation * CompositeRotation * CompositeScale", {Tr, CompRot, CompScl},
@@ -497,7 +507,8 @@ TEST(ComposeRules, LocalToParentLinesWithParentScaleInverse) {
       {"<= CompositeRotation * Scale", {CompRot, Scl}, product({kUserCR, kS})},
       {"<= CompositeRotation * NonUniformScale", {CompRot, Nus}, product({kUserCR, kNUS})},
       {"<= CompositeRotation * CompositeScale", {CompRot, CompScl}, product({kUserCR, kUserCS})},
-      {"<= Translation * Rotation * CompositeScale", {Tr, Rot, CompScl}, product({kT, kR, kUserCS})},
+      {"<= Translation * Rotation * CompositeScale",
+       {Tr, Rot, CompScl}, product({kT, kR, kUserCS})},
       {"<= Rotation * CompositeScale", {Rot, CompScl}, product({kR, kUserCS})},
       {"<= CompositeScale", {CompScl}, kUserCS},
       {"<= PSI * CompositeScale", {Psi, CompScl}, product({psi, kUserCS})},
