@@ -7,12 +7,14 @@
 #include <memory>
 #include <string_view>
 
+#include "gltf_scene.h"
+#include "scene_generators.h"
 #include "scene_json.h"
 
 namespace tprop {
 namespace {
 
-enum class FileFormat { Json, Unknown };
+enum class FileFormat { Json, Gltf, Unknown };
 
 bool ends_with_ignoring_case(std::string_view s, std::string_view suffix) {
   if (s.size() < suffix.size()) return false;
@@ -28,8 +30,9 @@ bool ends_with_ignoring_case(std::string_view s, std::string_view suffix) {
 // scene piped through a temporary file without an extension still loads.
 FileFormat detect_format(const std::string& path, std::string_view bytes) {
   if (ends_with_ignoring_case(path, ".json")) return FileFormat::Json;
-  // Other inputs slot in here: ".gltf"/".glb" (glTF; a .glb starts with "glTF") and ".crdt"
-  // (Decentraland CRDT stream).
+  // Before the '{' sniff: a .gltf is JSON too.
+  if (is_gltf_path(path) || looks_like_glb(bytes)) return FileFormat::Gltf;
+  // Other inputs slot in here: ".crdt" (Decentraland CRDT stream).
   const size_t first = bytes.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && bytes[first] == '{') return FileFormat::Json;
   return FileFormat::Unknown;
@@ -53,17 +56,21 @@ Result<std::string> read_file_bytes(const std::string& path) {
   }
 }
 
-Result<Scene> load_scene(const std::string& spec) {
+Result<Scene> load_scene(const std::string& spec, uint64_t seed) {
   try {
     // Generator specs ("gen:...") are dispatched here, before the spec is taken as a path.
+    if (is_generator_spec(spec)) return generate_scene(spec, seed);
 
     Result<std::string> bytes = read_file_bytes(spec);
     if (!bytes) return bytes.error();
     switch (detect_format(spec, *bytes)) {
       case FileFormat::Json: return parse_scene_json(*bytes, spec);
+      case FileFormat::Gltf: return parse_gltf_scene(*bytes, spec);
       case FileFormat::Unknown: break;
     }
-    return Error{spec + ": unknown scene format (expected a .json scene file)"};
+    return Error{spec +
+                 ": unknown scene format (expected a .json scene, a .gltf or .glb file, or a "
+                 "gen: spec)"};
   } catch (const std::exception& e) {  // std::bad_alloc while parsing
     return Error{spec + ": " + e.what()};
   }

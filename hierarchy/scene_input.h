@@ -3,6 +3,7 @@
 // such as "gen:..."), then by file extension, then by sniffing the file's first bytes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "result.h"
@@ -10,10 +11,12 @@
 
 namespace tprop {
 
-// Loads the scene a spec names. Today: a JSON scene file (".json", or any file whose first
-// non-blank byte is '{'). Errors name the spec and what went wrong (for a file the OS reason,
-// for malformed content the place). Never throws.
-Result<Scene> load_scene(const std::string& spec);
+// Loads the scene a spec names. Today: a generator spec ("gen:chain:1000", see
+// scene_generators.h; `seed` picks the random scene, and only generators use it), a glTF 2.0
+// file (".gltf"/".glb", or any file that starts with the .glb magic; see gltf_scene.h), a JSON
+// scene file (".json", or any file whose first non-blank byte is '{'). Errors name the spec and
+// what went wrong (for a file the OS reason, for malformed content the place). Never throws.
+Result<Scene> load_scene(const std::string& spec, uint64_t seed = 1);
 
 // The whole content of a file, bytes as they are. The error names the path and the OS reason.
 Result<std::string> read_file_bytes(const std::string& path);

@@ -11,6 +11,7 @@
 
 #include "depth_order.h"
 #include "reference.h"
+#include "scene_input.h"
 
 namespace tprop {
 namespace {
@@ -365,6 +366,21 @@ TEST_F(GltfScene, EveryTruncationOfAValidFileFailsCleanly) {
       EXPECT_FALSE(scene.ok()) << n;
     }
   }
+}
+
+TEST_F(GltfScene, LoadSceneDispatchesGltfByExtensionAndGlbByMagic) {
+  Result<Scene> gltf = load_scene(TPROP_ASSETS_DIR "/robot_arm.gltf");
+  ASSERT_TRUE(gltf.ok()) << gltf.error().message;
+  EXPECT_EQ(gltf->store.size(), 6u);
+  EXPECT_EQ(gltf->names.at(4), "lamp");
+  Result<Scene> glb_file =
+      load_scene(write("anything.bin", glb(doc(R"([{"name":"only","scale":[1,2,3]}])"))));
+  ASSERT_TRUE(glb_file.ok()) << glb_file.error().message;
+  EXPECT_EQ(glb_file->names.at(0), "only");
+  // A broken .gltf reports the glTF loader's error, not the JSON scene loader's.
+  Result<Scene> broken = load_scene(write("broken.gltf", doc(R"([{"children":[3]}])")));
+  ASSERT_FALSE(broken.ok());
+  EXPECT_CONTAINS(broken.error().message, "nodes[0].children[0] = 3 is out of range");
 }
 
 TEST_F(GltfScene, RecognizesGltfPathsAndGlbBytes) {

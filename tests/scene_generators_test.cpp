@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "depth_order.h"
+#include "scene_input.h"
 
 namespace tprop {
 namespace {
@@ -218,6 +219,20 @@ TEST(SceneGenerators, MalformedSpecsAreErrorsThatSayWhatIsWrong) {
             std::string::npos);
   // Every message names the spec.
   EXPECT_NE(error_of("gen:chain:abc").find("'gen:chain:abc'"), std::string::npos);
+}
+
+TEST(SceneGenerators, LoadSceneDispatchesGeneratorSpecsWithTheSeed) {
+  Result<Scene> a = load_scene("gen:flat:20", 5);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->store.size(), 20u);
+  EXPECT_EQ(a->source, "gen:flat:20");
+  EXPECT_EQ(snapshot(a->store), snapshot(generate_ok("gen:flat:20", 5).store));
+  Result<Scene> b = load_scene("gen:flat:20", 6);
+  ASSERT_TRUE(b.ok());
+  EXPECT_NE(snapshot(a->store), snapshot(b->store));
+  Result<Scene> bad = load_scene("gen:nope:3");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("unknown generator 'nope'"), std::string::npos);
 }
 
 TEST(SceneGenerators, RecognizesGeneratorSpecsByPrefix) {
