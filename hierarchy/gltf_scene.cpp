@@ -10,11 +10,10 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 // tprop only needs nodes: no image decoding (no stb_image), no image files read.
 #define TINYGLTF_IMPLEMENTATION
@@ -69,20 +68,21 @@ Result<std::string> read_regular_file(const std::string& path) {
   std::error_code ec;
   const std::filesystem::file_status st = std::filesystem::status(path, ec);
   if (ec) return Error{"cannot open " + path + ": " + ec.message()};
-  if (!std::filesystem::is_regular_file(st)) return Error{"cannot read " + path + ": not a regular file"};
+  if (!std::filesystem::is_regular_file(st))
+    return Error{"cannot read " + path + ": not a regular file"};
   const uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) return Error{"cannot read " + path + ": " + ec.message()};
   if (size > kMaxGltfFileBytes) {
     return Error{path + " is " + std::to_string(size) + " bytes, more than the " +
-                 std::to_string(kMaxGltfFileBytes) + " a glTF input may have"};
+                 std::to_string(kMaxGltfFileBytes) + " a glTF file may have"};
   }
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return Error{"cannot open " + path + ": " + std::strerror(errno)};
   std::string bytes(size_t(size), '\0');
   const size_t got = std::fread(bytes.data(), 1, bytes.size(), f.get());
   if (got != bytes.size() || std::ferror(f.get())) {
-    return Error{"cannot read " + path + ": " + (std::ferror(f.get()) ? std::strerror(errno)
-                                                                       : "file shrank while read")};
+    return Error{"cannot read " + path + ": " +
+                 (std::ferror(f.get()) ? std::strerror(errno) : "file shrank while read")};
   }
   return bytes;
 }
@@ -121,9 +121,11 @@ uint32_t read_u32_le(std::string_view bytes, size_t at) {
 
 // The JSON chunk of a .glb (header: magic, version, length; then chunk length, type, data).
 Result<std::string_view> glb_json_chunk(std::string_view bytes) {
-  if (bytes.size() < 20) return Error{"truncated .glb: " + std::to_string(bytes.size()) + " bytes, a header needs 20"};
+  if (bytes.size() < 20)
+    return Error{"truncated .glb: " + std::to_string(bytes.size()) + " bytes, a header needs 20"};
   const uint32_t version = read_u32_le(bytes, 4);
-  if (version != 2) return Error{".glb container version " + std::to_string(version) + ", expected 2"};
+  if (version != 2)
+    return Error{".glb container version " + std::to_string(version) + ", expected 2"};
   const uint32_t length = read_u32_le(bytes, 8);
   if (length > bytes.size()) {
     return Error{"truncated .glb: the header says " + std::to_string(length) +
@@ -154,7 +156,11 @@ int json_depth(const json& root) {
   return deepest;
 }
 
-std::string type_name(const json& v) { return v.type_name(); }
+// "an object", "a string", ... for messages.
+std::string a_type(const json& v) {
+  const std::string name = v.type_name();
+  return (name == "object" || name == "array" ? "an " : "a ") + name;
+}
 
 // A fixed-length array of numbers a float can hold, or an Error naming where.
 Result<std::vector<double>> number_array(const json& node, const char* key, size_t count,
@@ -162,14 +168,14 @@ Result<std::vector<double>> number_array(const json& node, const char* key, size
   const json& v = node.at(key);
   if (!v.is_array() || v.size() != count) {
     return Error{where + "." + key + " must be an array of " + std::to_string(count) +
-                 " numbers, not " + (v.is_array() ? "an array of " + std::to_string(v.size())
-                                                  : "a " + type_name(v))};
+                 " numbers, not " +
+                 (v.is_array() ? "an array of " + std::to_string(v.size()) : a_type(v))};
   }
   std::vector<double> out;
   for (size_t i = 0; i < count; ++i) {
     if (!v[i].is_number()) {
-      return Error{where + "." + key + "[" + std::to_string(i) + "] must be a number, not a " +
-                   type_name(v[i])};
+      return Error{where + "." + key + "[" + std::to_string(i) + "] must be a number, not " +
+                   a_type(v[i])};
     }
     const double d = v[i].get<double>();
     if (!std::isfinite(d) || std::abs(d) > double(FLT_MAX)) {
@@ -185,7 +191,7 @@ Result<std::vector<double>> number_array(const json& node, const char* key, size
 Result<uint32_t> node_index(const json& v, size_t node_count, const std::string& where) {
   if (!v.is_number_integer()) {
     return Error{where + " must be a node index (an integer), not " +
-                 (v.is_number() ? v.dump() : "a " + type_name(v))};
+                 (v.is_number() ? v.dump() : a_type(v))};
   }
   if (!v.is_number_unsigned() || v.get<uint64_t>() >= node_count) {
     return Error{where + " = " + v.dump() + " is out of range: the file has " +
@@ -206,11 +212,11 @@ std::string node_label(const json& node, uint32_t i) {
 // Checks, against the raw JSON, everything about nodes and scenes that tinygltf would silently
 // ignore or accept (it skips properties of the wrong type), and returns each node's parent.
 Result<std::vector<uint32_t>> check_nodes_and_scenes(const json& doc, Warnings& warnings) {
-  if (!doc.is_object()) return Error{"the top level is not a JSON object but a " + type_name(doc)};
+  if (!doc.is_object()) return Error{"the top level is not a JSON object but " + a_type(doc)};
   const auto nodes_it = doc.find("nodes");
   if (nodes_it == doc.end()) return Error{"no nodes at all ('nodes' is missing)"};
   const json& nodes = *nodes_it;
-  if (!nodes.is_array()) return Error{"'nodes' must be an array, not a " + type_name(nodes)};
+  if (!nodes.is_array()) return Error{"'nodes' must be an array, not " + a_type(nodes)};
   if (nodes.empty()) return Error{"no nodes at all ('nodes' is empty)"};
   if (nodes.size() > kMaxGltfNodes) {
     return Error{std::to_string(nodes.size()) + " nodes, more than the " +
@@ -218,7 +224,7 @@ Result<std::vector<uint32_t>> check_nodes_and_scenes(const json& doc, Warnings& 
   }
   const auto scenes_it = doc.find("scenes");
   if (scenes_it == doc.end()) return Error{"no scene at all ('scenes' is missing)"};
-  if (!scenes_it->is_array()) return Error{"'scenes' must be an array, not a " + type_name(*scenes_it)};
+  if (!scenes_it->is_array()) return Error{"'scenes' must be an array, not " + a_type(*scenes_it)};
   if (scenes_it->empty()) return Error{"no scene at all ('scenes' is empty)"};
 
   const size_t n = nodes.size();
@@ -226,9 +232,9 @@ Result<std::vector<uint32_t>> check_nodes_and_scenes(const json& doc, Warnings& 
   for (uint32_t i = 0; i < n; ++i) {
     const json& node = nodes[i];
     const std::string where = "nodes[" + std::to_string(i) + "]";
-    if (!node.is_object()) return Error{where + " must be an object, not a " + type_name(node)};
+    if (!node.is_object()) return Error{where + " must be an object, not " + a_type(node)};
     if (node.contains("name") && !node["name"].is_string()) {
-      return Error{where + ".name must be a string, not a " + type_name(node["name"])};
+      return Error{where + ".name must be a string, not " + a_type(node["name"])};
     }
     static constexpr std::pair<const char*, size_t> kArrays[] = {
         {"matrix", 16}, {"translation", 3}, {"rotation", 4}, {"scale", 3}};
@@ -255,8 +261,7 @@ Result<std::vector<uint32_t>> check_nodes_and_scenes(const json& doc, Warnings& 
     if (!node.contains("children")) continue;
     const json& children = node["children"];
     if (!children.is_array()) {
-      return Error{where + ".children must be an array of node indices, not a " +
-                   type_name(children)};
+      return Error{where + ".children must be an array of node indices, not " + a_type(children)};
     }
     for (size_t k = 0; k < children.size(); ++k) {
       Result<uint32_t> c =
@@ -277,19 +282,20 @@ Result<std::vector<uint32_t>> check_nodes_and_scenes(const json& doc, Warnings& 
   const json& scenes = *scenes_it;
   for (size_t s = 0; s < scenes.size(); ++s) {
     const std::string where = "scenes[" + std::to_string(s) + "]";
-    if (!scenes[s].is_object()) return Error{where + " must be an object, not a " + type_name(scenes[s])};
+    if (!scenes[s].is_object())
+      return Error{where + " must be an object, not " + a_type(scenes[s])};
     if (!scenes[s].contains("nodes")) continue;
     const json& roots = scenes[s]["nodes"];
     if (!roots.is_array()) {
-      return Error{where + ".nodes must be an array of node indices, not a " + type_name(roots)};
+      return Error{where + ".nodes must be an array of node indices, not " + a_type(roots)};
     }
     for (size_t k = 0; k < roots.size(); ++k) {
       Result<uint32_t> r = node_index(roots[k], n, where + ".nodes[" + std::to_string(k) + "]");
       if (!r) return r.error();
       if (parent[*r] != kNoParent) {
-        warnings.add(kSceneRootWithParent,
-                     where + " lists " + node_label(nodes[*r], *r) + " as a root, but it is a child of node " +
-                         std::to_string(parent[*r]) + "; it stays a child");
+        warnings.add(kSceneRootWithParent, where + " lists " + node_label(nodes[*r], *r) +
+                                               " as a root, but it is a child of node " +
+                                               std::to_string(parent[*r]) + "; it stays a child");
       }
     }
   }
@@ -331,7 +337,8 @@ std::vector<std::vector<uint32_t>> find_cycles(const std::vector<uint32_t>& pare
 std::string list_nodes(const std::vector<uint32_t>& ids) {
   constexpr size_t kShown = 16;
   std::string s;
-  for (size_t i = 0; i < ids.size() && i < kShown; ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
+  for (size_t i = 0; i < ids.size() && i < kShown; ++i)
+    s += (i ? ", " : "") + std::to_string(ids[i]);
   if (ids.size() > kShown) s += ", ... (" + std::to_string(ids.size()) + " nodes)";
   return s;
 }
@@ -362,7 +369,7 @@ std::vector<std::string> lines(const std::string& text) {
 Result<Scene> parse_unguarded(std::string_view bytes, const std::string& path) {
   if (bytes.size() > kMaxGltfFileBytes) {
     return Error{path + ": " + std::to_string(bytes.size()) + " bytes, more than the " +
-                 std::to_string(kMaxGltfFileBytes) + " a glTF input may have"};
+                 std::to_string(kMaxGltfFileBytes) + " a glTF file may have"};
   }
   const bool binary = looks_like_glb(bytes);
   std::string_view json_text = bytes;
@@ -370,6 +377,12 @@ Result<Scene> parse_unguarded(std::string_view bytes, const std::string& path) {
     Result<std::string_view> chunk = glb_json_chunk(bytes);
     if (!chunk) return Error{path + ": " + chunk.error().message};
     json_text = *chunk;
+  }
+  // Parsed JSON takes several times its size in memory, twice over (here and in tinygltf).
+  if (json_text.size() > kMaxGltfJsonBytes) {
+    return Error{path + ": the JSON is " + std::to_string(json_text.size()) +
+                 " bytes, more than the " + std::to_string(kMaxGltfJsonBytes) +
+                 " a glTF input may have"};
   }
 
   // Our own pass over the JSON first: tinygltf skips mistyped properties without a word.
@@ -393,8 +406,8 @@ Result<Scene> parse_unguarded(std::string_view bytes, const std::string& path) {
 
   tinygltf::TinyGLTF loader;
   loader.SetImageLoader(&skip_image, nullptr);
-  loader.SetFsCallbacks(tinygltf::FsCallbacks{&fs_file_exists, &fs_expand_path,
-                                              &fs_read_whole_file, &fs_write_whole_file, nullptr});
+  loader.SetFsCallbacks(tinygltf::FsCallbacks{&fs_file_exists, &fs_expand_path, &fs_read_whole_file,
+                                              &fs_write_whole_file, nullptr});
   std::string base_dir = std::filesystem::path(path).parent_path().string();
   if (base_dir.empty()) base_dir = ".";
   tinygltf::Model model;
@@ -410,16 +423,18 @@ Result<Scene> parse_unguarded(std::string_view bytes, const std::string& path) {
     for (const std::string& line : lines(err)) message += (message.empty() ? "" : "; ") + line;
     return Error{path + ": " + (message.empty() ? "tinygltf rejected the file" : message)};
   }
-  for (const std::string& line : lines(err + "\n" + warn)) warnings.add(kTinygltf, "tinygltf: " + line);
+  for (const std::string& line : lines(err + "\n" + warn))
+    warnings.add(kTinygltf, "tinygltf: " + line);
   assert(model.nodes.size() == parent.size());
 
   for (const std::vector<uint32_t>& cycle : find_cycles(parent)) {
     const std::string who = cycle.size() == 1
                                 ? "node " + list_nodes(cycle) + " is its own parent"
                                 : "nodes " + list_nodes(cycle) + " are their own ancestors";
-    warnings.add(kCycle, who + " (a cycle in 'children'); the links are kept and the cycle is "
-                               "broken as everywhere else: these nodes stand at the root while it "
-                               "lasts");
+    warnings.add(kCycle, who +
+                             " (a cycle in 'children'); the links are kept and the cycle is "
+                             "broken as everywhere else: these nodes stand at the root while it "
+                             "lasts");
   }
 
   Scene scene;

@@ -32,8 +32,11 @@
 
 namespace tprop {
 
-// Guards against inputs that would only exhaust memory.
-inline constexpr uint64_t kMaxGltfFileBytes = uint64_t(1) << 30;
+// Guards against inputs that would only exhaust memory: a .glb or a buffer file (mostly mesh
+// data, which is read to check it but not kept) may be large; the JSON (a .gltf, or a .glb's JSON
+// chunk) is parsed into trees several times its size.
+inline constexpr uint64_t kMaxGltfFileBytes = uint64_t(2) << 30;
+inline constexpr uint64_t kMaxGltfJsonBytes = uint64_t(256) << 20;
 inline constexpr uint32_t kMaxGltfNodes = 16u << 20;
 inline constexpr int kMaxGltfJsonDepth = 128;
 

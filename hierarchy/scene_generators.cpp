@@ -92,8 +92,8 @@ void generate_chain(EntityStore& store, Random& rng, uint32_t n) {
   store.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     store.create(i);
-    store.set_translation(i, float3(rng.range(-0.1, 0.1), rng.range(0.9, 1.1),
-                                    rng.range(-0.1, 0.1)));
+    store.set_translation(i,
+                          float3(rng.range(-0.1, 0.1), rng.range(0.9, 1.1), rng.range(-0.1, 0.1)));
     store.set_rotation(i, rng.small_rotation(0.05));
     if (i > 0) store.set_parent(i, i - 1);
   }
@@ -103,8 +103,8 @@ void generate_flat(EntityStore& store, Random& rng, uint32_t n) {
   store.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     store.create(i);
-    store.set_translation(i, float3(rng.range(-100, 100), rng.range(-100, 100),
-                                    rng.range(-100, 100)));
+    store.set_translation(i,
+                          float3(rng.range(-100, 100), rng.range(-100, 100), rng.range(-100, 100)));
     store.set_rotation(i, rng.rotation());
     store.set_scale(i, rng.range(0.5, 2.0));
   }
@@ -117,8 +117,8 @@ void generate_forest(EntityStore& store, Random& rng, uint32_t n, uint32_t branc
   const uint32_t roots = (n - 1) / kForestTreeSize + 1;
   for (uint32_t i = 0; i < roots; ++i) {
     store.create(i);
-    store.set_translation(i, float3(rng.range(-100, 100), rng.range(-100, 100),
-                                    rng.range(-100, 100)));
+    store.set_translation(i,
+                          float3(rng.range(-100, 100), rng.range(-100, 100), rng.range(-100, 100)));
     store.set_rotation(i, rng.rotation());
     store.set_scale(i, rng.range(0.8, 1.25));
   }
@@ -145,9 +145,7 @@ constexpr uint32_t kDclFirstUserEntity = 512;
 constexpr uint32_t kDclMaxEntities = 65536 - kDclFirstUserEntity;
 constexpr uint8_t kDclMaxDepth = 4;
 
-uint32_t dcl_id_stride(uint32_t entities) {
-  return std::bit_ceil(kDclFirstUserEntity + entities);
-}
+uint32_t dcl_id_stride(uint32_t entities) { return std::bit_ceil(kDclFirstUserEntity + entities); }
 
 void generate_dcl(EntityStore& store, Random& rng, uint32_t scenes, uint32_t entities) {
   store.reserve(size_t(scenes) * (size_t(entities) + 1));
@@ -158,8 +156,8 @@ void generate_dcl(EntityStore& store, Random& rng, uint32_t scenes, uint32_t ent
   for (uint32_t s = 0; s < scenes; ++s) {
     const EntityId root = s * stride;
     store.create(root);
-    store.set_translation(root, float3(kParcelSize * float(s % grid), 0.0f,
-                                       kParcelSize * float(s / grid)));
+    store.set_translation(
+        root, float3(kParcelSize * float(s % grid), 0.0f, kParcelSize * float(s / grid)));
     for (uint32_t k = 0; k < entities; ++k) {
       const EntityId id = root + kDclFirstUserEntity + k;
       store.create(id);
@@ -176,15 +174,15 @@ void generate_dcl(EntityStore& store, Random& rng, uint32_t scenes, uint32_t ent
       }
       store.set_parent(id, parent);
       if (parent == root) {
-        store.set_translation(id, float3(rng.range(0, kParcelSize), rng.range(0, 4),
-                                         rng.range(0, kParcelSize)));
+        store.set_translation(
+            id, float3(rng.range(0, kParcelSize), rng.range(0, 4), rng.range(0, kParcelSize)));
       } else {
         store.set_translation(id, float3(rng.range(-1, 1), rng.range(0, 1.5), rng.range(-1, 1)));
       }
       store.set_rotation(id, rng.yaw());
       if (k % 8 == 7) {
-        store.set_non_uniform_scale(id, float3(rng.range(0.5, 2), rng.range(0.5, 2),
-                                               rng.range(0.5, 2)));
+        store.set_non_uniform_scale(
+            id, float3(rng.range(0.5, 2), rng.range(0.5, 2), rng.range(0.5, 2)));
       } else {
         store.set_scale(id, rng.range(0.5, 1.5));
       }
@@ -227,8 +225,7 @@ Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
       if (!b) return b.error();
       branching = *b;
     }
-    generate_forest(scene.store, rng, static_cast<uint32_t>(*n),
-                    static_cast<uint32_t>(branching));
+    generate_forest(scene.store, rng, static_cast<uint32_t>(*n), static_cast<uint32_t>(branching));
   } else if (kind == "dcl") {
     if (f.size() != 4) return spec_error(spec, "expected gen:dcl:SCENES:ENTITIES");
     auto scenes = parse_number(spec, f[2], "SCENES", 1, max);

@@ -1,13 +1,12 @@
 #include "gltf_scene.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "depth_order.h"
 #include "reference.h"
@@ -110,7 +109,8 @@ TEST_F(GltfScene, RobotArmFixtureMapsEveryNode) {
   EXPECT_EQ(store.translation_at(slot(0)), float3(1, 0, 0));
   EXPECT_EQ(store.rare_at(slot(0))->non_uniform_scale, float3(2, 2, 2));
   // shoulder: glTF rotation is x, y, z, w.
-  EXPECT_EQ(mask(1), bit(Component::Translation) | bit(Component::Rotation) | bit(Component::Parent));
+  EXPECT_EQ(mask(1),
+            bit(Component::Translation) | bit(Component::Rotation) | bit(Component::Parent));
   EXPECT_EQ(store.parent(1), 0u);
   EXPECT_EQ(store.translation_at(slot(1)), float3(0, 1, 0));
   const quat q = store.rotation_at(slot(1));
@@ -120,15 +120,15 @@ TEST_F(GltfScene, RobotArmFixtureMapsEveryNode) {
   EXPECT_FLOAT_EQ(q.w, 0.70710678f);
   // upper_arm: a child's matrix is its LocalToParent (and its LocalToWorld should its parent
   // link ever break), column-major as in the file.
-  EXPECT_EQ(mask(2), bit(Component::LocalToParent) | bit(Component::LocalToWorld) |
-                         bit(Component::Parent));
+  EXPECT_EQ(mask(2),
+            bit(Component::LocalToParent) | bit(Component::LocalToWorld) | bit(Component::Parent));
   EXPECT_EQ(store.parent(2), 1u);
   const float upper_arm[16] = {0.5f, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 2, 0, 1};
   expect_matrix(store.rare_at(slot(2))->matrix[int(MatrixComponent::LocalToParent)], upper_arm);
   expect_matrix(store.rare_at(slot(2))->matrix[int(MatrixComponent::LocalToWorld)], upper_arm);
   // forearm
-  EXPECT_EQ(mask(3), bit(Component::Translation) | bit(Component::NonUniformScale) |
-                         bit(Component::Parent));
+  EXPECT_EQ(mask(3),
+            bit(Component::Translation) | bit(Component::NonUniformScale) | bit(Component::Parent));
   EXPECT_EQ(store.parent(3), 2u);
   EXPECT_EQ(store.translation_at(slot(3)), float3(0, 1.5f, 0));
   EXPECT_EQ(store.rare_at(slot(3))->non_uniform_scale, float3(1, 1, 0.5f));
@@ -226,16 +226,17 @@ TEST_F(GltfScene, BrokenGlbContainersAreErrors) {
 TEST_F(GltfScene, StructuralMistakesAreErrorsThatSayWhere) {
   EXPECT_CONTAINS(error_of(R"({"asset":)"), "malformed JSON");
   EXPECT_CONTAINS(error_of(""), "malformed JSON");
-  EXPECT_CONTAINS(error_of("[1, 2]"), "the top level is not a JSON object");
+  EXPECT_CONTAINS(error_of("[1, 2]"), "the top level is not a JSON object but an array");
   EXPECT_CONTAINS(error_of(R"({"asset":{"version":"2.0"},"scenes":[{}]})"),
                   "no nodes at all ('nodes' is missing)");
   EXPECT_CONTAINS(error_of(doc("[]")), "no nodes at all ('nodes' is empty)");
-  EXPECT_CONTAINS(error_of(doc("{}")), "'nodes' must be an array, not a object");
+  EXPECT_CONTAINS(error_of(doc("{}")), "'nodes' must be an array, not an object");
   EXPECT_CONTAINS(error_of(R"({"asset":{"version":"2.0"},"nodes":[{}]})"),
                   "no scene at all ('scenes' is missing)");
   EXPECT_CONTAINS(error_of(R"({"asset":{"version":"2.0"},"scenes":[],"nodes":[{}]})"),
                   "no scene at all ('scenes' is empty)");
-  EXPECT_CONTAINS(error_of(doc("[{}]", R"(,"scene":3)")), "'scene' = 3 must be the index of one of the 1 scenes");
+  EXPECT_CONTAINS(error_of(doc("[{}]", R"(,"scene":3)")),
+                  "'scene' = 3 must be the index of one of the 1 scenes");
   EXPECT_CONTAINS(error_of(R"({"asset":{"version":"2.0"},"scenes":[{"nodes":[9]}],"nodes":[{}]})"),
                   "scenes[0].nodes[0] = 9 is out of range: the file has 1 nodes");
   // tinygltf's own checks come through too: glTF requires asset.version.
@@ -245,14 +246,16 @@ TEST_F(GltfScene, StructuralMistakesAreErrorsThatSayWhere) {
 TEST_F(GltfScene, BadChildrenAreErrorsThatSayWhich) {
   EXPECT_CONTAINS(error_of(doc(R"([{"children":[5]},{}])")),
                   "nodes[0].children[0] = 5 is out of range: the file has 2 nodes (0..1)");
-  EXPECT_CONTAINS(error_of(doc(R"([{"children":[-1]},{}])")), "nodes[0].children[0] = -1 is out of range");
+  EXPECT_CONTAINS(error_of(doc(R"([{"children":[-1]},{}])")),
+                  "nodes[0].children[0] = -1 is out of range");
   EXPECT_CONTAINS(error_of(doc(R"([{"children":[1.5]},{}])")),
                   "nodes[0].children[0] must be a node index (an integer), not 1.5");
   EXPECT_CONTAINS(error_of(doc(R"([{"children":"1"},{}])")),
                   "nodes[0].children must be an array of node indices, not a string");
   EXPECT_CONTAINS(error_of(doc(R"([{"children":[2]},{"children":[2]},{}])")),
                   "node 2 is a child of two parents, node 0 and node 1");
-  EXPECT_CONTAINS(error_of(doc(R"([{"children":[1,1]},{}])")), "nodes[0].children lists node 1 twice");
+  EXPECT_CONTAINS(error_of(doc(R"([{"children":[1,1]},{}])")),
+                  "nodes[0].children lists node 1 twice");
 }
 
 TEST_F(GltfScene, WronglyTypedNodePropertiesAreErrors) {
@@ -292,7 +295,8 @@ TEST_F(GltfScene, CycleInChildrenIsKeptBrokenAndWarned) {
   ASSERT_TRUE(scene.ok()) << scene.error().message;
   // Two warnings: the cycle, and scenes[0] naming node 0 as a root although it has a parent.
   ASSERT_EQ(scene->warnings.size(), 2u);
-  EXPECT_CONTAINS(scene->warnings[0], "scenes[0] lists node 0 as a root, but it is a child of node 2");
+  EXPECT_CONTAINS(scene->warnings[0],
+                  "scenes[0] lists node 0 as a root, but it is a child of node 2");
   EXPECT_CONTAINS(scene->warnings[1], "nodes 0, 1, 2 are their own ancestors");
   EXPECT_EQ(scene->store.parent(1), 0u);
   EXPECT_EQ(scene->store.parent(2), 1u);
@@ -305,8 +309,8 @@ TEST_F(GltfScene, CycleInChildrenIsKeptBrokenAndWarned) {
 }
 
 TEST_F(GltfScene, NodeThatIsItsOwnChildIsWarned) {
-  Result<Scene> scene = load_text(
-      R"({"asset":{"version":"2.0"},"scenes":[{}],"nodes":[{"children":[0]}]})");
+  Result<Scene> scene =
+      load_text(R"({"asset":{"version":"2.0"},"scenes":[{}],"nodes":[{"children":[0]}]})");
   ASSERT_TRUE(scene.ok()) << scene.error().message;
   ASSERT_EQ(scene->warnings.size(), 1u);
   EXPECT_CONTAINS(scene->warnings[0], "node 0 is its own parent");
@@ -337,8 +341,8 @@ TEST_F(GltfScene, RotationWithinToleranceIsNotWarned) {
 }
 
 TEST_F(GltfScene, MatrixWithTrsUsesTheMatrixAndWarns) {
-  Result<Scene> scene = load_text(
-      doc(R"([{"matrix":[1,0,0,0,0,1,0,0,0,0,1,0,4,5,6,1],"translation":[9,9,9]}])"));
+  Result<Scene> scene =
+      load_text(doc(R"([{"matrix":[1,0,0,0,0,1,0,0,0,0,1,0,4,5,6,1],"translation":[9,9,9]}])"));
   ASSERT_TRUE(scene.ok()) << scene.error().message;
   ASSERT_EQ(scene->warnings.size(), 1u);
   EXPECT_CONTAINS(scene->warnings[0], "has both a matrix and translation/rotation/scale");

@@ -1,10 +1,10 @@
 #include "scene_generators.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <map>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "depth_order.h"
 #include "scene_input.h"
@@ -43,8 +43,10 @@ std::map<EntityId, Snapshot> snapshot(const EntityStore& store) {
   for (uint32_t s = 0; s < store.slot_capacity(); ++s) {
     if (!store.alive_at(s)) continue;
     const RareComponents* rare = store.rare_at(s);
-    out[store.id_at(s)] = {store.mask_at(s),         store.translation_at(s),
-                           store.rotation_at(s),     store.scale_at(s),
+    out[store.id_at(s)] = {store.mask_at(s),
+                           store.translation_at(s),
+                           store.rotation_at(s),
+                           store.scale_at(s),
                            rare ? rare->non_uniform_scale : float3(1.0f),
                            store.parent(store.id_at(s))};
   }
@@ -96,8 +98,8 @@ TEST(SceneGenerators, FlatIsOneLevelOfRootsWithUnitRotations) {
   for (EntityId i = 0; i < 300; ++i) {
     const uint32_t s = scene.store.slot_of(i);
     ASSERT_NE(s, EntityStore::kNoSlot);
-    EXPECT_EQ(scene.store.mask_at(s), bit(Component::Translation) | bit(Component::Rotation) |
-                                          bit(Component::Scale));
+    EXPECT_EQ(scene.store.mask_at(s),
+              bit(Component::Translation) | bit(Component::Rotation) | bit(Component::Scale));
     EXPECT_NEAR(length(scene.store.rotation_at(s)), 1.0f, 1e-6f);
     EXPECT_GE(scene.store.scale_at(s), 0.5f);
     EXPECT_LE(scene.store.scale_at(s), 2.0f);
@@ -183,8 +185,7 @@ TEST(SceneGenerators, DclScenesAreSeparateRootsOnAParcelGrid) {
 
 TEST(SceneGenerators, SameSeedGivesTheSameScene) {
   for (const char* spec : {"gen:chain:100", "gen:flat:100", "gen:forest:100:3", "gen:dcl:3:30"}) {
-    EXPECT_EQ(snapshot(generate_ok(spec, 42).store), snapshot(generate_ok(spec, 42).store))
-        << spec;
+    EXPECT_EQ(snapshot(generate_ok(spec, 42).store), snapshot(generate_ok(spec, 42).store)) << spec;
   }
 }
 
