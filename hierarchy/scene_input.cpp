@@ -7,6 +7,7 @@
 #include <memory>
 #include <string_view>
 
+#include "dcl_scene.h"
 #include "gltf_scene.h"
 #include "scene_generators.h"
 #include "scene_json.h"
@@ -14,7 +15,7 @@
 namespace tprop {
 namespace {
 
-enum class FileFormat { Json, Gltf, Unknown };
+enum class FileFormat { Json, Gltf, Crdt, Unknown };
 
 bool ends_with_ignoring_case(std::string_view s, std::string_view suffix) {
   if (s.size() < suffix.size()) return false;
@@ -32,9 +33,12 @@ FileFormat detect_format(const std::string& path, std::string_view bytes) {
   if (ends_with_ignoring_case(path, ".json")) return FileFormat::Json;
   // Before the '{' sniff: a .gltf is JSON too.
   if (is_gltf_path(path) || looks_like_glb(bytes)) return FileFormat::Gltf;
-  // Other inputs slot in here: ".crdt" (Decentraland CRDT stream).
+  if (ends_with_ignoring_case(path, ".crdt")) return FileFormat::Crdt;
   const size_t first = bytes.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && bytes[first] == '{') return FileFormat::Json;
+  // A Decentraland CRDT stream: its first message header is plausible.
+  if (looks_like_crdt_stream({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}))
+    return FileFormat::Crdt;
   return FileFormat::Unknown;
 }
 
@@ -66,11 +70,14 @@ Result<Scene> load_scene(const std::string& spec, uint64_t seed) {
     switch (detect_format(spec, *bytes)) {
       case FileFormat::Json: return parse_scene_json(*bytes, spec);
       case FileFormat::Gltf: return parse_gltf_scene(*bytes, spec);
+      case FileFormat::Crdt:
+        return load_crdt_scene_from_bytes(
+            {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, spec);
       case FileFormat::Unknown: break;
     }
     return Error{spec +
-                 ": unknown scene format (expected a .json scene, a .gltf or .glb file, or a "
-                 "gen: spec)"};
+                 ": unknown scene format (expected a .json scene, a .gltf or .glb file, a "
+                 "Decentraland .crdt stream, or a gen: spec)"};
   } catch (const std::exception& e) {  // std::bad_alloc while parsing
     return Error{spec + ": " + e.what()};
   }
