@@ -31,19 +31,28 @@ struct Range {
   uint32_t begin, end;  // [begin, end) in elements
 };
 
-// Sorted, unique indices -> maximal runs of consecutive indices.
+// At most this many copy regions per array and frame. Thousands of tiny regions cost more to
+// record and execute (and to validate) than copying the unchanged entities between them, which
+// is harmless: the staging mirror holds every entity's current bytes.
+constexpr size_t kMaxRegions = 256;
+
+// Sorted, unique indices -> runs of consecutive indices, runs closer than a gap merged: no gap
+// at first (only changed bytes move), wider gaps until at most kMaxRegions remain.
 std::vector<Range> coalesce(std::vector<uint32_t>& indices) {
   std::sort(indices.begin(), indices.end());
   indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
   std::vector<Range> out;
-  for (uint32_t i : indices) {
-    if (!out.empty() && out.back().end == i) {
-      ++out.back().end;
-    } else {
-      out.push_back({i, i + 1});
+  for (uint32_t gap = 0;; gap = gap ? gap * 2 : 1) {
+    out.clear();
+    for (uint32_t i : indices) {
+      if (!out.empty() && i - out.back().end <= gap) {
+        out.back().end = i + 1;
+      } else {
+        out.push_back({i, i + 1});
+      }
     }
+    if (out.size() <= kMaxRegions) return out;
   }
-  return out;
 }
 
 // One propagate dispatch: a wide level (one invocation per entity), or a run of narrow levels

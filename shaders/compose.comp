@@ -5,7 +5,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "scene_access.glsl"
 
-layout(local_size_x = kComposeGroupSize) in;
+layout(local_size_x = TPROP_COMPOSE_GROUP_SIZE) in;
 
 mat4 parent_scale_inverse(uint pos, uint rare) {
   uint parent = UintArray(pc.parent).v[pos];
@@ -43,9 +43,9 @@ mat4 local_matrix(uint pos, uint f, uint rare) {
   }
   vec3 t = (f & kFlagTranslation) != 0u ? Vec4Array(pc.translation).v[pos].xyz : vec3(0.0);
 
-  if ((f & (kFlagParentScaleInverse | kFlagCompositeScale)) == 0u) {
-    // The common case T * R * S in closed form: the products with 0 and 1 that the reference
-    // does are exact, so this gives the same bits for less work.
+  if ((f & (kFlagParentScaleInverse | kFlagCompositeRotation | kFlagCompositeScale)) == 0u) {
+    // The common case T * R * S (R a pure rotation) in closed form: the products with 0 and 1
+    // that the reference does are exact, so this gives the same bits for less work.
     vec3 s = (f & kFlagScale) != 0u ? Vec4Array(pc.scale).v[pos].xyz : vec3(1.0);
     return mat4(rot[0] * s.x, rot[1] * s.y, rot[2] * s.z, vec4(t, 1.0));
   }

@@ -9,9 +9,9 @@
 #include "scene_access.glsl"
 
 #ifdef TPROP_NARROW
-layout(local_size_x = kNarrowGroupSize) in;
+layout(local_size_x = TPROP_NARROW_GROUP_SIZE) in;
 #else
-layout(local_size_x = kWideGroupSize) in;
+layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
 #endif
 
 void propagate(uint pos) {

@@ -27,9 +27,14 @@ using mat4 = glm::mat4;
 
 // Workgroup sizes. A propagate level wider than kNarrowLevelMax gets a dispatch of its own; runs
 // of consecutive narrower levels share one single-workgroup dispatch that loops over them.
-TPROP_CONST kComposeGroupSize = 256u;
-TPROP_CONST kWideGroupSize = 256u;
-TPROP_CONST kNarrowGroupSize = 64u;
+// (Macros for GLSL's local_size_x: a constant variable there would make glslc emit
+// LocalSizeId, which needs maintenance4.)
+#define TPROP_COMPOSE_GROUP_SIZE 256
+#define TPROP_WIDE_GROUP_SIZE 256
+#define TPROP_NARROW_GROUP_SIZE 64
+TPROP_CONST kComposeGroupSize = TPROP_COMPOSE_GROUP_SIZE;
+TPROP_CONST kWideGroupSize = TPROP_WIDE_GROUP_SIZE;
+TPROP_CONST kNarrowGroupSize = TPROP_NARROW_GROUP_SIZE;
 TPROP_CONST kNarrowLevelMax = kNarrowGroupSize;
 // llvmpipe silently ends any shader loop after 65,535 iterations, so one narrow dispatch walks
 // at most this many levels.

@@ -1,0 +1,221 @@
+// The GPU path against hand-computed values and against CpuReference over the whole rule table:
+// every combination of the transform components on a root, on its child and on its grandchild,
+// plus unknown parents, cycles, Statics and overrides over several frames.
+#include "gpu_test_support.h"
+
+namespace tprop::test {
+namespace {
+
+class GpuRules : public GpuTest {};
+
+float4x4 world_of(Propagator& gpu, const EntityStore& store, EntityId id) {
+  auto all = gpu.read_back();
+  EXPECT_TRUE(all.ok());
+  const uint32_t pos = gpu.order().position[store.slot_of(id)];
+  return (*all)[pos];
+}
+
+TEST_F(GpuRules, EmptyStoreRunsAndReadsBackNothing) {
+  EntityStore store;
+  Propagator gpu = make_propagator(ctx());
+  ASSERT_TRUE(gpu.run(store).ok());
+  auto got = gpu.read_back();
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(got->empty());
+  EXPECT_EQ(gpu.output().range, 0u);
+}
+
+TEST_F(GpuRules, TranslationChainAddsUp) {
+  EntityStore store;
+  for (EntityId id = 1; id <= 3; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(float(id), 0.0f, 0.5f));
+    if (id > 1) store.set_parent(id, id - 1);
+  }
+  Propagator gpu = make_propagator(ctx());
+  ASSERT_TRUE(gpu.run(store).ok());
+  // 1 + 2 + 3 along x, 3 * 0.5 along z: exact in float.
+  const float4x4 w = world_of(gpu, store, 3);
+  EXPECT_EQ(w[3], float4(6.0f, 0.0f, 1.5f, 1.0f));
+  EXPECT_EQ(w[0], float4(1, 0, 0, 0));
+}
+
+TEST_F(GpuRules, ParentScaleInverseCancelsTheParentsScale) {
+  EntityStore store;
+  store.create(1);
+  store.set_translation(1, float3(1, 2, 3));
+  store.set_scale(1, 2.0f);
+  store.create(2);
+  store.set_parent(2, 1);
+  store.set_translation(2, float3(1, 0, 0));
+  store.add(2, Component::ParentScaleInverse);
+  Propagator gpu = make_propagator(ctx());
+  ASSERT_TRUE(gpu.run(store).ok());
+  // T(1,2,3) S(2) * T(1,0,0) S(1/2) = T(1 + 2, 2, 3), no scale left.
+  const float4x4 w = world_of(gpu, store, 2);
+  EXPECT_EQ(w[3], float4(3, 2, 3, 1));
+  EXPECT_EQ(w[0], float4(1, 0, 0, 0));
+  EXPECT_EQ(w[1], float4(0, 1, 0, 0));
+  EXPECT_EQ(w[2], float4(0, 0, 1, 0));
+}
+
+TEST_F(GpuRules, OverrideTakesTheUserMatrixAndChildrenFollowIt) {
+  EntityStore store;
+  store.create(1);
+  store.set_translation(1, float3(100, 0, 0));  // ignored: overridden
+  store.set_matrix(1, MatrixComponent::LocalToWorld, translation_matrix(float3(0, 7, 0)));
+  store.add(1, Component::WriteGroupOverride);
+  store.create(2);
+  store.set_parent(2, 1);
+  store.set_translation(2, float3(0, 0, 1));
+  Propagator gpu = make_propagator(ctx());
+  ASSERT_TRUE(gpu.run(store).ok());
+  EXPECT_EQ(world_of(gpu, store, 1)[3], float4(0, 7, 0, 1));
+  EXPECT_EQ(world_of(gpu, store, 2)[3], float4(0, 7, 1, 1));
+}
+
+TEST_F(GpuRules, StaticFreezesAfterItsFirstFrameWhileChildrenStillMove) {
+  EntityStore store;
+  store.create(1);
+  store.set_translation(1, float3(1, 0, 0));
+  store.add(1, Component::Static);
+  store.create(2);
+  store.set_parent(2, 1);
+  store.set_translation(2, float3(0, 1, 0));
+  Propagator gpu = make_propagator(ctx());
+  ASSERT_TRUE(gpu.run(store).ok());
+  EXPECT_EQ(world_of(gpu, store, 2)[3], float4(1, 1, 0, 1));
+
+  store.set_translation(1, float3(50, 0, 0));  // frozen: no effect
+  store.set_translation(2, float3(0, 2, 0));
+  ASSERT_TRUE(gpu.run(store).ok());
+  EXPECT_EQ(world_of(gpu, store, 1)[3], float4(1, 0, 0, 1));
+  EXPECT_EQ(world_of(gpu, store, 2)[3], float4(1, 2, 0, 1));
+
+  // A re-sort moves positions; the frozen value is kept by static index, not by position.
+  store.create(0);
+  store.set_parent(1, 0);
+  store.set_translation(0, float3(0, 0, 9));
+  ASSERT_TRUE(gpu.run(store).ok());
+  EXPECT_TRUE(gpu.last_frame().resorted);
+  EXPECT_EQ(world_of(gpu, store, 1)[3], float4(1, 0, 0, 1));
+  EXPECT_EQ(world_of(gpu, store, 2)[3], float4(1, 2, 0, 1));
+
+  // Removing and adding Static again computes it once more.
+  store.remove(1, Component::Static);
+  store.add(1, Component::Static);
+  ASSERT_TRUE(gpu.run(store).ok());
+  EXPECT_EQ(world_of(gpu, store, 1)[3], float4(50, 0, 9, 1));
+}
+
+// Every combination of kFeatureBits features on a root; its child and grandchild carry other
+// combinations, so each rule also meets every kind of parent (ParentScaleInverse from a
+// CompositeScale, a Scale, a NonUniformScale or nothing).
+void build_rule_table(EntityStore& store, ValueSource& v) {
+  const uint32_t combos = 1u << kFeatureBits;
+  for (uint32_t c = 0; c < combos; ++c) {
+    const EntityId root = c * 3, child = root + 1, grandchild = root + 2;
+    store.create(root);
+    store.create(child);
+    store.create(grandchild);
+    add_features(store, root, c, v);
+    add_features(store, child, (c * 7919u + 13u) & (combos - 1), v);
+    add_features(store, grandchild, (c * 104729u + 5u) & (combos - 1), v);
+    store.set_parent(child, root);
+    store.set_parent(grandchild, child);
+  }
+  // An unknown parent and a cycle: roots, evaluated as if they had no Parent.
+  const EntityId base = combos * 3;
+  store.create(base);
+  add_features(store, base, kTranslation | kParentScaleInverse | kLocalToWorld, v);
+  store.set_parent(base, 999'999'999);
+  store.create(base + 1);
+  store.create(base + 2);
+  add_features(store, base + 1, kTranslation | kScale | kParentScaleInverse, v);
+  add_features(store, base + 2, kLocalToParent | kLocalToWorld, v);
+  store.set_parent(base + 1, base + 2);
+  store.set_parent(base + 2, base + 1);
+  store.create(base + 3);  // hangs below the cycle: keeps its parent
+  add_features(store, base + 3, kTranslation | kParentScaleInverse, v);
+  store.set_parent(base + 3, base + 1);
+}
+
+TEST_F(GpuRules, EveryComponentCombinationMatchesTheReferenceOverFrames) {
+  EntityStore store;
+  ValueSource v(42);
+  build_rule_table(store, v);
+  Propagator gpu = make_propagator(ctx());
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 1"), 1.0);
+
+  // Value-only frame: new values (Statics must not move), components added and removed.
+  for (EntityId id = 0; id < (1u << kFeatureBits) * 3; id += 5) {
+    store.set_translation(id, v.vec(5));
+    if (id % 3 == 0) store.set_non_uniform_scale(id, v.scale3());
+    if (id % 7 == 0) store.remove(id, Component::Scale);
+    if (id % 11 == 0) store.add(id, Component::CompositeScale);
+  }
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 2 (values)"), 1.0);
+  EXPECT_FALSE(gpu.last_frame().resorted);
+
+  // Hierarchy frame: grandchildren move to other roots, some children are detached, a parent
+  // is destroyed, the cycle is broken.
+  for (EntityId c = 0; c < (1u << kFeatureBits); c += 3) store.set_parent(c * 3 + 2, (c * 3 + 9) % 300);
+  for (EntityId c = 1; c < (1u << kFeatureBits); c += 17) store.remove(c * 3 + 1, Component::Parent);
+  store.destroy(3 * 5);
+  store.remove((1u << kFeatureBits) * 3 + 2, Component::Parent);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 3 (hierarchy)"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().resorted);
+
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 4 (nothing changed)"), 1.0);
+}
+
+TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
+  EntityStore store;
+  for (EntityId id = 0; id < 1000; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(float(id), 0, 0));
+    if (id > 0) store.set_parent(id, id / 2);
+  }
+  Propagator gpu = make_propagator(ctx());
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().resorted);
+
+  // Three entities, two of them adjacent in the depth order (consecutive ids on one level).
+  store.set_translation(600, float3(1, 2, 3));
+  store.set_translation(601, float3(4, 5, 6));
+  store.set_rotation(10, make_quat(0, 0, 1, 0));
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "values"), 1.0);
+  const FrameStats& fs = gpu.last_frame();
+  EXPECT_FALSE(fs.resorted);
+  EXPECT_EQ(fs.staged_entities, 3u);
+  // flags 4 + translation 16 + rotation 16 + scale 16 + parent 4 + rare index 4 + static 4.
+  EXPECT_EQ(fs.upload_bytes, 3u * 64u);
+  EXPECT_EQ(fs.copy_regions, 2u * 7u);  // {600, 601} and {10}, in each of the 7 arrays
+
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "unchanged"), 1.0);
+  EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
+}
+
+TEST_F(GpuRules, OutputBindingDescribesTheLocalToWorldBuffer) {
+  EntityStore store;
+  for (EntityId id = 0; id < 10; ++id) store.create(id);
+  Propagator gpu = make_propagator(ctx());
+  ASSERT_TRUE(gpu.run(store).ok());
+  const OutputBinding out = gpu.output();
+  EXPECT_NE(out.buffer, VK_NULL_HANDLE);
+  EXPECT_EQ(out.offset, 0u);
+  EXPECT_EQ(out.stride, 64u);
+  EXPECT_EQ(out.range, 10u * 64u);
+  EXPECT_NE(out.address, 0u);
+  EXPECT_EQ(out.written_stage, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
+  EXPECT_EQ(out.written_access, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+  auto times = gpu.stage_times();
+  ASSERT_TRUE(times.ok()) << times.error().message;
+  EXPECT_GE(times->upload_ms, 0.0);
+  EXPECT_GT(times->total_ms(), 0.0);
+}
+
+}  // namespace
+}  // namespace tprop::test

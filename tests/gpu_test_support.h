@@ -1,0 +1,231 @@
+// Shared by the gpu_tests binary: one validated Vulkan context for the whole binary, the
+// fixture that skips (or, with TPROP_REQUIRE_GPU=1 as in CI, fails) without a device and fails
+// on any validation error or warning, and the GPU-versus-CpuReference comparison.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "depth_order.h"
+#include "entity_store.h"
+#include "propagator.h"
+#include "reference.h"
+#include "vk_context.h"
+
+namespace tprop::test {
+
+inline bool gpu_required() {
+  const char* v = std::getenv("TPROP_REQUIRE_GPU");
+  return v && std::string(v) == "1";
+}
+
+// Created once: VK_LAYER_KHRONOS_validation with synchronization validation on.
+struct SharedContext {
+  std::unique_ptr<VulkanContext> context;
+  std::string error;
+};
+
+inline SharedContext& shared_context() {
+  static SharedContext shared = [] {
+    SharedContext s;
+    auto ctx = VulkanContext::create_headless({.validation = true});
+    if (ctx) {
+      s.context = std::make_unique<VulkanContext>(std::move(*ctx));
+    } else {
+      s.error = ctx.error().message;
+    }
+    return s;
+  }();
+  return shared;
+}
+
+// Without a device: skip with the reason, or fail when TPROP_REQUIRE_GPU=1. Every test ends by
+// asserting that the validation layer reported nothing.
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SharedContext& s = shared_context();
+    if (!s.context) {
+      if (gpu_required()) FAIL() << "TPROP_REQUIRE_GPU=1 but no Vulkan device: " << s.error;
+      GTEST_SKIP() << "no usable Vulkan device with validation layers (" << s.error
+                   << "); set TPROP_REQUIRE_GPU=1 to make this a failure";
+    }
+    ctx_ = s.context.get();
+    before_ = ctx_->validation_counts();
+  }
+  void TearDown() override {
+    if (!ctx_) return;
+    const ValidationCounts after = ctx_->validation_counts();
+    EXPECT_EQ(after.errors, before_.errors) << "Vulkan validation errors (printed above)";
+    EXPECT_EQ(after.warnings, before_.warnings) << "Vulkan validation warnings (printed above)";
+  }
+  VulkanContext& ctx() { return *ctx_; }
+
+  VulkanContext* ctx_ = nullptr;
+  ValidationCounts before_;
+};
+
+inline float max_abs(const float4x4& m) {
+  float out = 0.0f;
+  for (int c = 0; c < 4; ++c)
+    for (int r = 0; r < 4; ++r) out = std::max(out, std::fabs(m[c][r]));
+  return out;
+}
+
+// The tolerance of one LocalToWorld at `level` (0 for roots): kPerLevelUlps float epsilons per
+// level, relative to the magnitude of the matrix (at least 1, so that translations near zero
+// are judged against the unit of the scene).
+// Why: the GPU computes the same products as the reference, in the same order, but the
+// compiler may fuse a multiply and an add (one rounding instead of two) and GLSL's `/` (for
+// 1/Scale) is only guaranteed to 2.5 ulp. Each level's 4x4 product sums four terms, adding at
+// most ~4 ulps of its operands' magnitude; the error then carries down the chain through
+// rotations (norm 1) and the scene's bounded scales, so it grows linearly with depth. 16 ulps a
+// level leaves a 4x margin. Larger than that is a wrong rule, not rounding.
+inline constexpr float kPerLevelUlps = 16.0f;
+inline float tolerance(const float4x4& reference, uint32_t level) {
+  return kPerLevelUlps * 1.1920929e-7f * float(level + 1) * std::max(1.0f, max_abs(reference));
+}
+
+inline std::vector<uint32_t> levels_of(const DepthOrder& order) {
+  std::vector<uint32_t> level(order.size(), 0);
+  for (uint32_t l = 0; l < order.level_count(); ++l)
+    for (uint32_t p = order.level_offsets[l]; p < order.level_offsets[l + 1]; ++p) level[p] = l;
+  return level;
+}
+
+// One frame on both backends, as the frame protocol says (the reference evaluates before the
+// GPU's run() marks Statics baked), then compares every LocalToWorld. Returns the worst error
+// relative to its tolerance (<= 1 passes).
+inline double frame_and_compare(Propagator& gpu, CpuReference& cpu, EntityStore& store,
+                                const char* what) {
+  const DepthOrder order = sort_by_depth(store);
+  std::vector<float4x4> expected;
+  cpu.evaluate(store, order, expected);
+  const Status st = gpu.run(store);
+  EXPECT_TRUE(st.ok()) << what << ": " << (st.ok() ? "" : st.error().message);
+  if (!st.ok()) return 1e30;
+  EXPECT_EQ(gpu.order().slot, order.slot) << what << ": the GPU must use the same depth order";
+  auto got = gpu.read_back();
+  EXPECT_TRUE(got.ok()) << what;
+  if (!got.ok()) return 1e30;
+  EXPECT_EQ(got->size(), expected.size());
+  const std::vector<uint32_t> level = levels_of(order);
+  double worst = 0.0;
+  int reported = 0;
+  for (size_t pos = 0; pos < expected.size() && pos < got->size(); ++pos) {
+    const float tol = tolerance(expected[pos], level[pos]);
+    for (int c = 0; c < 4; ++c)
+      for (int r = 0; r < 4; ++r) {
+        const float e = expected[pos][c][r], g = (*got)[pos][c][r];
+        const double err = (std::isnan(e) && std::isnan(g)) ? 0.0 : std::fabs(double(e) - g) / tol;
+        if (!(err <= 1.0) && reported++ < 8)
+          ADD_FAILURE() << what << ": entity " << store.id_at(order.slot[pos]) << " (position "
+                        << pos << ", level " << level[pos] << ") element [" << c << "][" << r
+                        << "] GPU " << g << " vs reference " << e << " (tolerance " << tol << ")";
+        if (err > worst || std::isnan(err)) worst = std::isnan(err) ? 1e30 : err;
+      }
+  }
+  return worst;
+}
+
+}  // namespace tprop::test
+
+#include <random>
+
+namespace tprop::test {
+
+// Values for the component-mix scenes: bounded (translations within 5 units, scales in
+// [0.8, 1.25], user matrices rigid-plus-scale) so that depth-64 products stay well scaled.
+class ValueSource {
+ public:
+  explicit ValueSource(uint64_t seed) : rng_(seed) {}
+  float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng_); }
+  uint32_t below(uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng_); }
+  float3 vec(float r) { return float3(uniform(-r, r), uniform(-r, r), uniform(-r, r)); }
+  quat unit_quat() {
+    float4 v(uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(-1, 1));
+    if (glm::length(v) < 1e-3f) v = float4(0, 0, 0, 1);
+    v = glm::normalize(v);
+    return make_quat(v.x, v.y, v.z, v.w);
+  }
+  float scale() { return uniform(0.8f, 1.25f); }
+  float3 scale3() { return float3(scale(), scale(), scale()); }
+  float4x4 affine() {
+    return translation_matrix(vec(5)) * rotation_matrix(unit_quat()) * scale_matrix(scale3());
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+// The features a component-mix entity may carry, one bit each.
+enum Feature : uint32_t {
+  kTranslation = 1u << 0,
+  kRotation = 1u << 1,
+  kEuler = 1u << 2,           // one RotationEuler* (two when kRotation is set too: precedence)
+  kScale = 1u << 3,
+  kNonUniformScale = 1u << 4,
+  kCompositeRotation = 1u << 5,
+  kRotationPivots = 1u << 6,  // RotationPivot + RotationPivotTranslation
+  kPostRotation = 1u << 7,    // PostRotation, or a PostRotationEuler* with kEuler
+  kCompositeScale = 1u << 8,
+  kScalePivots = 1u << 9,     // ScalePivot + ScalePivotTranslation
+  kParentScaleInverse = 1u << 10,
+  kLocalToParent = 1u << 11,
+  kLocalToWorld = 1u << 12,
+  kOverride = 1u << 13,
+  kStatic = 1u << 14,
+  kFeatureBits = 15,
+};
+
+inline void add_features(EntityStore& store, EntityId e, uint32_t f, ValueSource& v) {
+  const EulerOrder order = static_cast<EulerOrder>(v.below(kEulerOrderCount));
+  if (f & kTranslation) store.set_translation(e, v.vec(5));
+  if (f & kRotation) store.set_rotation(e, v.unit_quat());
+  if (f & kEuler) {
+    store.set_rotation_euler(e, order, v.vec(3.1f));
+    // A second, lower-precedence Euler component that must lose.
+    if ((f & kRotation) && order != EulerOrder::ZYX)
+      store.set_rotation_euler(e, EulerOrder::ZYX, v.vec(3.1f));
+  }
+  if (f & kScale) store.set_scale(e, v.scale());
+  if (f & kNonUniformScale) store.set_non_uniform_scale(e, v.scale3());
+  if (f & kCompositeRotation) store.set_matrix(e, MatrixComponent::CompositeRotation, v.affine());
+  if (f & kRotationPivots) {
+    store.set_pivot(e, PivotComponent::RotationPivot, v.vec(2));
+    store.set_pivot(e, PivotComponent::RotationPivotTranslation, v.vec(2));
+  }
+  if (f & kPostRotation) {
+    if (f & kEuler) {
+      store.set_post_rotation_euler(e, order, v.vec(3.1f));
+    } else {
+      store.set_post_rotation(e, v.unit_quat());
+    }
+  }
+  if (f & kCompositeScale) store.set_matrix(e, MatrixComponent::CompositeScale, v.affine());
+  if (f & kScalePivots) {
+    store.set_pivot(e, PivotComponent::ScalePivot, v.vec(2));
+    store.set_pivot(e, PivotComponent::ScalePivotTranslation, v.vec(2));
+  }
+  if (f & kParentScaleInverse) store.set_matrix(e, MatrixComponent::ParentScaleInverse, v.affine());
+  if (f & kLocalToParent) store.set_matrix(e, MatrixComponent::LocalToParent, v.affine());
+  if (f & kLocalToWorld) store.set_matrix(e, MatrixComponent::LocalToWorld, v.affine());
+  if (f & kOverride) store.add(e, Component::WriteGroupOverride);
+  if (f & kStatic) store.add(e, Component::Static);
+}
+
+inline Propagator make_propagator(VulkanContext& ctx) {
+  auto p = Propagator::create(ctx);
+  if (!p) {
+    ADD_FAILURE() << p.error().message;
+    std::abort();
+  }
+  return std::move(*p);
+}
+
+}  // namespace tprop::test
