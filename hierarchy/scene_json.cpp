@@ -6,10 +6,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
-#include <functional>
 #include <limits>
 #include <optional>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -56,104 +54,115 @@ std::string strip_nlohmann_prefix(std::string message) {
   return message;
 }
 
-// A SAX handler that builds nothing and only records the first error. It runs only after the
-// DOM parse failed (the non-throwing DOM parse does not say where), so valid documents are
-// parsed once.
-class ErrorLocator final : public nlohmann::json_sax<json> {
+// Builds the document from nlohmann's SAX events, and sees on the way what a plain DOM parse
+// hides: where a syntax error is (as a byte offset), and a key that appears twice in one object
+// (nlohmann keeps the last one without a word; a scene that says "Scale" twice is a mistake).
+// nlohmann's parser callback could catch the duplicates too, but makes parsing quadratic in the
+// number of values (3.11), so the DOM is built here.
+class DocumentBuilder {
  public:
-  size_t position = 0;
-  std::string message;
+  using number_integer_t = json::number_integer_t;
+  using number_unsigned_t = json::number_unsigned_t;
+  using number_float_t = json::number_float_t;
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
 
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
+  explicit DocumentBuilder(json& root) : root_(root) {}
+
+  // Why the parse stopped: a syntax error (malformed, at error_position, a 1-based byte offset)
+  // or a duplicate key.
+  bool malformed = false;
+  size_t error_position = 0;
+  std::string error;
+
+  bool null() { return add(nullptr); }
+  bool boolean(bool v) { return add(v); }
+  bool number_integer(number_integer_t v) { return add(v); }
+  bool number_unsigned(number_unsigned_t v) { return add(v); }
+  bool number_float(number_float_t v, const string_t&) { return add(v); }
+  bool string(string_t& v) { return add(std::move(v)); }
+  bool binary(binary_t& v) { return add(std::move(v)); }
+
+  bool start_object(std::size_t) {
+    stack_.push_back(Frame{place(json::value_t::object), nullptr});
+    return true;
+  }
+  bool key(string_t& k) {
+    Frame& top = stack_.back();
+    auto [it, inserted] = top.value->get_ref<json::object_t&>().try_emplace(std::move(k));
+    if (!inserted) {
+      error = "duplicate key \"" + it->first + "\" in " + path();
+      return false;
+    }
+    top.key = &it->first;
+    object_element_ = &it->second;
+    return true;
+  }
+  bool end_object() {
+    stack_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) {
+    stack_.push_back(Frame{place(json::value_t::array), nullptr});
+    return true;
+  }
+  bool end_array() {
+    stack_.pop_back();
+    return true;
+  }
+
   bool parse_error(std::size_t pos, const std::string& last_token,
-                   const nlohmann::detail::exception& ex) override {
-    position = pos;
+                   const nlohmann::detail::exception& ex) {
+    malformed = true;
+    error_position = pos;
     // A number too large for a double is reported after the whole token was read: point at
     // its first character instead.
-    if (ex.id == 406 && last_token.size() < pos) position = pos - last_token.size() + 1;
-    message = strip_nlohmann_prefix(ex.what());
+    if (ex.id == 406 && last_token.size() < pos) error_position = pos - last_token.size() + 1;
+    error = strip_nlohmann_prefix(ex.what());
     return false;
-  }
-};
-
-// nlohmann keeps the last of two equal keys in an object without a word; a scene that says
-// "Translation" twice is a mistake worth reporting. This parser callback tracks the path to
-// the current value so that the message can say where ("entities[3]").
-class DuplicateKeyFinder {
- public:
-  std::optional<std::string> duplicate;  // the first message, if any
-
-  bool operator()(int, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start: frames_.push_back(Frame{false}); break;
-      case json::parse_event_t::array_start: frames_.push_back(Frame{true}); break;
-      case json::parse_event_t::key: {
-        Frame& f = frames_.back();
-        std::string k = parsed.get<std::string>();
-        if (!duplicate && !f.insert(k)) {
-          duplicate = "duplicate key \"" + k + "\" in " + path();
-        }
-        f.key = std::move(k);
-        break;
-      }
-      case json::parse_event_t::value: value_done(); break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        frames_.pop_back();
-        value_done();
-        break;
-    }
-    return true;
   }
 
  private:
   struct Frame {
-    bool array;
-    size_t index = 0;
-    std::string key;
-    // Entities have a few dozen keys at most: a vector scan is cheapest; a set takes over for
-    // objects big enough that scanning would be quadratic.
-    std::vector<std::string> small;
-    std::unordered_set<std::string> big;
-
-    bool insert(const std::string& k) {
-      if (!big.empty()) return big.insert(k).second;
-      if (std::find(small.begin(), small.end(), k) != small.end()) return false;
-      small.push_back(k);
-      if (small.size() > 32) {
-        big.insert(small.begin(), small.end());
-        small.clear();
-      }
-      return true;
-    }
+    json* value;             // the object or array being filled
+    const std::string* key;  // an object's current key (a node of its map, so stable)
   };
 
-  void value_done() {
-    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  // Where a new value goes: the root, the end of the current array, or the current key's slot.
+  template <class V>
+  json* place(V&& v) {
+    if (stack_.empty()) {
+      root_ = json(std::forward<V>(v));
+      return &root_;
+    }
+    json& top = *stack_.back().value;
+    if (top.is_array()) {
+      top.get_ref<json::array_t&>().emplace_back(std::forward<V>(v));
+      return &top.get_ref<json::array_t&>().back();
+    }
+    *object_element_ = json(std::forward<V>(v));
+    return object_element_;
+  }
+  template <class V>
+  bool add(V&& v) {
+    place(std::forward<V>(v));
+    return true;
   }
 
+  // The place of the innermost object, "entities[3]": the path through every enclosing frame.
   std::string path() const {
     std::string p;
-    for (size_t i = 0; i + 1 < frames_.size(); ++i) {
-      const Frame& f = frames_[i];
-      if (f.array) p += "[" + std::to_string(f.index) + "]";
-      else p += (p.empty() ? "" : ".") + f.key;
+    for (size_t i = 0; i + 1 < stack_.size(); ++i) {
+      const Frame& f = stack_[i];
+      if (f.value->is_array()) p += "[" + std::to_string(f.value->size() - 1) + "]";
+      else p += (p.empty() ? "" : ".") + *f.key;
     }
     return p.empty() ? "the top-level object" : p;
   }
 
-  std::vector<Frame> frames_;
+  json& root_;
+  std::vector<Frame> stack_;
+  json* object_element_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -169,7 +178,8 @@ std::string describe(const json& v) {
       if (s.size() > 40) s = s.substr(0, 40) + "...";
       return "the string \"" + s + "\"";
     }
-    case json::value_t::array: return "an array of " + std::to_string(v.size()) + " values";
+    case json::value_t::array:
+      return "an array of " + std::to_string(v.size()) + (v.size() == 1 ? " value" : " values");
     case json::value_t::object: return "an object";
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
@@ -417,16 +427,13 @@ class SceneReader {
 };
 
 Result<Scene> read_document(std::string_view text, std::string source) {
-  DuplicateKeyFinder duplicates;
-  json doc = json::parse(text.data(), text.data() + text.size(), std::ref(duplicates),
-                         /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    ErrorLocator locator;
-    json::sax_parse(text.data(), text.data() + text.size(), &locator);
-    return Error{source + ":" + line_column(text, locator.position) +
-                 ": malformed JSON: " + locator.message};
+  json doc;
+  DocumentBuilder builder(doc);
+  if (!json::sax_parse(text.data(), text.data() + text.size(), &builder)) {
+    if (!builder.malformed) return Error{source + ": " + builder.error};
+    return Error{source + ":" + line_column(text, builder.error_position) +
+                 ": malformed JSON: " + builder.error};
   }
-  if (duplicates.duplicate) return Error{source + ": " + *duplicates.duplicate};
 
   if (!doc.is_object()) {
     return Error{source + ": expected a JSON object {\"entities\": [...]} at the top level, got " +
