@@ -432,7 +432,7 @@ std::string describe(VkResult result) {
     case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT (install vulkan-validationlayers)";
     case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT (the driver lacks a required extension)";
     case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT (the device lacks a feature in required_device_setup())";
-    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER (no driver supports Vulkan 1.3: update the driver)";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER (no installed Vulkan driver supports Vulkan 1.3, or none is installed: install or update one; mesa-vulkan-drivers gives the lavapipe CPU device)";
     case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
     case VK_TIMEOUT: return "VK_TIMEOUT";
     case VK_NOT_READY: return "VK_NOT_READY";

@@ -1,0 +1,165 @@
+// Randomized scenes against CpuReference: every component mix, depths up to 64, frames of value
+// changes and of hierarchy changes, a million entities once, and the deep chains that the
+// narrow-level batching (and llvmpipe's 65,535-iteration loop limit) must get right.
+#include "gpu_test_support.h"
+
+#include "../shaders/scene_layout.h"
+
+namespace tprop::test {
+namespace {
+
+class GpuRandom : public GpuTest {};
+
+// A random feature mask: the common components often, the rare ones now and then, so that
+// every combination turns up in a large scene.
+uint32_t random_features(ValueSource& v) {
+  uint32_t f = 0;
+  if (v.below(10) < 8) f |= kTranslation;
+  if (v.below(10) < 5) f |= kRotation;
+  if (v.below(10) < 2) f |= kEuler;
+  if (v.below(10) < 3) f |= kScale;
+  for (uint32_t bit = 4; bit < kFeatureBits; ++bit)
+    if (v.below(100) < 6) f |= 1u << bit;
+  return f;
+}
+
+// n entities with ids 0..n-1, each under a random earlier entity (mostly a recent one, so that
+// chains reach max_depth) or at the root; depth never beyond max_depth.
+void build_random_scene(EntityStore& store, uint32_t n, uint32_t max_depth, ValueSource& v) {
+  store.reserve(n);
+  std::vector<uint32_t> depth(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    store.create(i);
+    add_features(store, i, random_features(v), v);
+    if (i == 0 || v.below(100) < 3) continue;
+    const uint32_t window = std::min<uint32_t>(i, v.below(2) ? 4 : 5000);
+    const uint32_t parent = i - 1 - v.below(window);
+    if (depth[parent] + 1 >= max_depth) continue;
+    depth[i] = depth[parent] + 1;
+    store.set_parent(i, parent);
+  }
+}
+
+TEST_F(GpuRandom, RandomScenesMatchTheReferenceOverValueAndHierarchyFrames) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    EntityStore store;
+    ValueSource v(seed);
+    const uint32_t n = 20000;
+    build_random_scene(store, n, 64, v);
+    Propagator gpu = make_propagator(ctx());
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+
+    // Values only: a tenth of the entities change, some gain or lose components.
+    for (uint32_t k = 0; k < n / 10; ++k) {
+      const EntityId e = v.below(n);
+      store.set_translation(e, v.vec(5));
+      add_features(store, e, random_features(v) & ~(kStatic | kOverride), v);
+      if (k % 5 == 0) store.remove(e, Component::CompositeRotation);
+    }
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "value frame"), 1.0);
+    EXPECT_FALSE(gpu.last_frame().resorted);
+
+    // Hierarchy: reparenting (cycles included), destroying, creating.
+    for (uint32_t k = 0; k < n / 100; ++k) store.set_parent(v.below(n), v.below(n));
+    for (uint32_t k = 0; k < n / 200; ++k) store.destroy(v.below(n));
+    for (uint32_t k = 0; k < n / 200; ++k) {
+      const EntityId e = n + k;
+      store.create(e);
+      add_features(store, e, random_features(v), v);
+      store.set_parent(e, v.below(n + k));
+    }
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "hierarchy frame"), 1.0);
+    EXPECT_TRUE(gpu.last_frame().resorted);
+
+    // Statics baked last frame now read back frozen; new Statics and overrides appear.
+    for (uint32_t k = 0; k < n / 50; ++k) {
+      const EntityId e = v.below(n);
+      store.set_translation(e, v.vec(5));
+      if (k % 2) store.add(e, Component::Static);
+      if (k % 3 == 0) store.add(e, Component::WriteGroupOverride);
+      if (k % 7 == 0) store.remove(e, Component::Static);
+    }
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "statics frame"), 1.0);
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "quiet frame"), 1.0);
+  }
+}
+
+TEST_F(GpuRandom, AMillionEntitiesOfEveryMixUpToDepth64) {
+  EntityStore store;
+  ValueSource v(2024);
+  build_random_scene(store, 1'000'000, 64, v);
+  Propagator gpu = make_propagator(ctx());
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "million"), 1.0);
+  EXPECT_EQ(gpu.last_frame().entities, 1'000'000u);
+  EXPECT_GE(gpu.last_frame().levels, 60u);
+}
+
+// Translations of one unit along x: at depth d the world x is exactly d + 1 in float, so a
+// propagation loop cut short anywhere (llvmpipe ends shader loops after 65,535 iterations) shows
+// as a wrong integer.
+TEST_F(GpuRandom, AHundredThousandDeepChainIsPropagatedToTheLastLevel) {
+  const uint32_t n = 100'000;
+  EntityStore store;
+  store.reserve(n);
+  for (EntityId id = 0; id < n; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(1, 0, 0));
+    if (id > 0) store.set_parent(id, id - 1);
+  }
+  Propagator gpu = make_propagator(ctx());
+  ASSERT_TRUE(gpu.run(store).ok());
+  // One dispatch per 4096 levels, not one per level.
+  EXPECT_LE(gpu.last_frame().dispatches, 1 + (n + gpu::kNarrowLevelsPerDispatch - 1) /
+                                                 gpu::kNarrowLevelsPerDispatch);
+  auto world = gpu.read_back();
+  ASSERT_TRUE(world.ok());
+  ASSERT_EQ(world->size(), n);
+  uint32_t wrong = 0;
+  for (uint32_t pos = 0; pos < n; ++pos) {
+    const EntityId id = store.id_at(gpu.order().slot[pos]);
+    if ((*world)[pos][3] != float4(float(id + 1), 0, 0, 1) && wrong++ < 5)
+      ADD_FAILURE() << "entity " << id << " at x = " << (*world)[pos][3].x << ", expected "
+                    << id + 1;
+  }
+  EXPECT_EQ(wrong, 0u);
+
+  // A value-only change at the top moves everything below it.
+  store.set_translation(0, float3(1, 0, 5));
+  ASSERT_TRUE(gpu.run(store).ok());
+  EXPECT_FALSE(gpu.last_frame().resorted);
+  world = gpu.read_back();
+  ASSERT_TRUE(world.ok());
+  EXPECT_EQ(world->back()[3], float4(float(n), 0, 5, 1));
+}
+
+// Levels on both sides of the narrow/wide boundary, alternating, so that batched runs of narrow
+// levels and per-level wide dispatches hand over to each other in every order.
+TEST_F(GpuRandom, NarrowAndWideLevelsAlternate) {
+  EntityStore store;
+  ValueSource v(7);
+  const uint32_t widths[] = {1, gpu::kNarrowLevelMax, gpu::kNarrowLevelMax + 1, 3, 1000, 1, 1,
+                             gpu::kNarrowLevelMax, 70000, 2, gpu::kNarrowLevelMax + 1, 1};
+  EntityId next = 0;
+  std::vector<EntityId> previous;
+  for (uint32_t w : widths) {
+    std::vector<EntityId> level;
+    for (uint32_t k = 0; k < w; ++k) {
+      const EntityId e = next++;
+      store.create(e);
+      add_features(store, e, random_features(v) & ~(kStatic | kOverride), v);
+      if (!previous.empty()) store.set_parent(e, previous[v.below(uint32_t(previous.size()))]);
+      level.push_back(e);
+    }
+    previous = std::move(level);
+  }
+  Propagator gpu = make_propagator(ctx());
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "alternating"), 1.0);
+  EXPECT_EQ(gpu.last_frame().levels, std::size(widths));
+}
+
+}  // namespace
+}  // namespace tprop::test
