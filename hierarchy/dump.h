@@ -1,8 +1,9 @@
 // The dump: every entity's LocalToWorld as JSON, for diffing runs, backends and tools.
 //   {"entities": [{"id": 3, "name": "earth", "localToWorld": [16 numbers, column-major]}, ...]}
 // One entry per live entity in ascending id order; "name" only where the scene gave one. Numbers
-// are printed with 9 significant digits, which round-trips every float exactly. JSON cannot
-// spell inf or NaN: a non-finite matrix element (an overflowing scene) is written as null.
+// are printed as the shortest decimal that reads back as the same float ("0.1", "1e-07"), so
+// every value round-trips exactly. JSON cannot spell inf or NaN: a non-finite matrix element
+// (an overflowing scene) is written as null.
 #pragma once
 
 #include <cstdio>

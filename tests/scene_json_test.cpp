@@ -411,6 +411,8 @@ TEST(Dump, NumbersRoundTripToTheSameFloat) {
   const nlohmann::json& m = dump.at("entities")[0].at("localToWorld");
   ASSERT_EQ(m.size(), 16u);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(static_cast<float>(m[i].get<double>()), expected[i]) << i;
+  // The shortest form that round-trips: 0.1f is written "0.1", not "0.100000001".
+  EXPECT_CONTAINS(read_text(temp_path("dump_roundtrip.json")), "[0.1, 0.2, 0.3, 0, 0.33333334, 1e-07,");
 }
 
 TEST(Dump, NamesAreEscapedIntoValidJson) {
