@@ -1,6 +1,8 @@
 #include "cli_run.h"
 
+#include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -30,6 +32,7 @@ struct RunOptions {
   std::string scene;  // empty: the default scene
   Backend backend = Backend::Auto;
   std::string dump;  // empty: no dump
+  uint64_t seed = 1;  // for generator specs
   bool help = false;
 };
 
@@ -65,6 +68,14 @@ Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
       const std::optional<std::string> v = value_of("--dump");
       if (!v || v->empty()) return Error{"--dump needs a file name"};
       options.dump = *v;
+    } else if (!options_done && is_option("--seed")) {
+      const std::optional<std::string> v = value_of("--seed");
+      if (!v) return Error{"--seed needs a value"};
+      const char* end = v->data() + v->size();
+      const auto [ptr, ec] = std::from_chars(v->data(), end, options.seed);
+      if (v->empty() || ec != std::errc() || ptr != end) {
+        return Error{"--seed must be an integer from 0 to 18446744073709551615, got '" + *v + "'"};
+      }
     } else if (!options_done && a.size() > 1 && a[0] == '-') {
       return Error{"unknown option '" + a + "'"};
     } else if (options.scene.empty()) {
@@ -107,14 +118,18 @@ size_t count_with(const EntityStore& store, const DepthOrder& order, Component c
 }  // namespace
 
 const char* run_usage() {
-  return "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--dump FILE]\n"
+  return "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--seed N] [--dump FILE]\n"
          "\n"
          "Loads SCENE (default: the bundled solar system), computes every entity's\n"
          "LocalToWorld once and prints a summary.\n"
          "\n"
-         "  SCENE               a JSON scene file (format: README.md, \"The JSON scene format\")\n"
+         "  SCENE               a JSON scene (.json; format: README.md), a glTF file (.gltf,\n"
+         "                      .glb), a Decentraland CRDT stream (.crdt), or a generator\n"
+         "                      spec: gen:chain:N, gen:flat:N, gen:forest:N[:B],\n"
+         "                      gen:dcl:SCENES:ENTITIES\n"
          "  --backend BACKEND   cpu: the CPU reference; gpu: the Vulkan path (not built into\n"
          "                      this command yet: runs cpu); auto (default): gpu when available\n"
+         "  --seed N            the seed of a generator spec (default 1)\n"
          "  --dump FILE         write every entity's LocalToWorld to FILE as JSON:\n"
          "                      {\"entities\": [{\"id\", \"name\", \"localToWorld\": [16, column-major]}]}\n"
          "  -h, --help          print this help\n"
@@ -136,7 +151,7 @@ int run_command(const std::vector<std::string>& args) {
 
   const std::string spec = options.scene.empty() ? kDefaultScene : options.scene;
   auto start = std::chrono::steady_clock::now();
-  Result<Scene> loaded = load_scene(spec);
+  Result<Scene> loaded = load_scene(spec, options.seed);
   if (!loaded) {
     std::fprintf(stderr, "tprop run: %s\n", loaded.error().message.c_str());
     if (options.scene.empty()) {

@@ -138,6 +138,8 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run_tprop("run --backend quantum").exit_code, 2);
   EXPECT_EQ(run_tprop("run --dump").exit_code, 2);
   EXPECT_EQ(run_tprop("run a.json b.json").exit_code, 2);
+  EXPECT_EQ(run_tprop("run gen:chain:3 --seed -1").exit_code, 2);
+  EXPECT_EQ(run_tprop("run gen:chain:3 --seed 12x").exit_code, 2);
 }
 
 TEST(Cli, HelpPrintsUsageAndSucceeds) {
@@ -146,7 +148,19 @@ TEST(Cli, HelpPrintsUsageAndSucceeds) {
   EXPECT_CONTAINS(top.out, "usage: tprop");
   const Outcome run = run_tprop("run --help");
   EXPECT_EQ(run.exit_code, 0);
-  EXPECT_CONTAINS(run.out, "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--dump FILE]");
+  EXPECT_CONTAINS(run.out,
+                  "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--seed N] [--dump FILE]");
+}
+
+TEST(Cli, GeneratorSpecsRunWithASeed) {
+  // gen:chain:N is one chain: N entities on N levels, a single root.
+  const Outcome o = run_tprop("run gen:chain:50 --seed 7");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_CONTAINS(o.out, "input            gen:chain:50");
+  EXPECT_CONTAINS(o.out, "entities         50\n");
+  EXPECT_CONTAINS(o.out, "roots            1\n");
+  EXPECT_CONTAINS(o.out, "levels           50\n");
+  EXPECT_EQ(run_tprop("run gen:nope:3").exit_code, 1);
 }
 
 TEST(Cli, UnwritableDumpFailsWithOne) {
