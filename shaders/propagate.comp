@@ -3,7 +3,7 @@
 // order. Built twice:
 //  - wide (default): one dispatch per level, one invocation per entity of that level;
 //  - TPROP_NARROW: one workgroup walks a run of narrow levels (each at most kNarrowLevelMax
-//    entities), with a workgroup barrier between levels, so a deep chain costs one dispatch per
+//    entities, so the inner loop runs at most 8 times), with a workgroup barrier between levels, so a deep chain costs one dispatch per
 //    kNarrowLevelsPerDispatch levels instead of one per level.
 #extension GL_GOOGLE_include_directive : require
 #include "scene_access.glsl"
@@ -30,8 +30,11 @@ void main() {
 #ifdef TPROP_NARROW
   UintArray offsets = UintArray(pc.level_offsets);
   for (uint level = pc.level_begin; level < pc.level_end; ++level) {
-    uint pos = offsets.v[level] + gl_LocalInvocationID.x;
-    if (pos < offsets.v[level + 1u]) propagate(pos);
+    uint end = offsets.v[level + 1u];
+    for (uint pos = offsets.v[level] + gl_LocalInvocationID.x; pos < end;
+         pos += TPROP_NARROW_GROUP_SIZE) {
+      propagate(pos);
+    }
     // The next level reads what this one wrote, from other invocations of this workgroup.
     memoryBarrierBuffer();
     barrier();

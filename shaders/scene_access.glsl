@@ -14,9 +14,15 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Ve
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer RareArray {
   RareRecord v[];
 };
-// Written and read back by other invocations of the same dispatch (narrow propagate), hence
-// coherent.
-layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer Mat4Array {
+// The narrow propagate pass reads what other invocations of its own workgroup wrote a level
+// earlier, hence coherent there; elsewhere dispatch boundaries order everything, and coherent
+// would only cost (measured: llvmpipe turns it into uncached accesses).
+#ifdef TPROP_NARROW
+#define TPROP_MAT4_COHERENCE coherent
+#else
+#define TPROP_MAT4_COHERENCE
+#endif
+layout(buffer_reference, std430, buffer_reference_align = 16) TPROP_MAT4_COHERENCE buffer Mat4Array {
   mat4 v[];
 };
 

@@ -25,17 +25,21 @@ using mat4 = glm::mat4;
 #define TPROP_CONST const uint
 #endif
 
-// Workgroup sizes. A propagate level wider than kNarrowLevelMax gets a dispatch of its own; runs
-// of consecutive narrower levels share one single-workgroup dispatch that loops over them.
+// Workgroup sizes. A propagate level wider than kNarrowLevelMax gets a dispatch of its own (about
+// 48 us each on lavapipe); runs of consecutive narrower levels share one single-workgroup
+// dispatch that loops over them.
 // (Macros for GLSL's local_size_x: a constant variable there would make glslc emit
 // LocalSizeId, which needs maintenance4.)
 #define TPROP_COMPOSE_GROUP_SIZE 256
 #define TPROP_WIDE_GROUP_SIZE 256
-#define TPROP_NARROW_GROUP_SIZE 64
+#define TPROP_NARROW_GROUP_SIZE 8
 TPROP_CONST kComposeGroupSize = TPROP_COMPOSE_GROUP_SIZE;
 TPROP_CONST kWideGroupSize = TPROP_WIDE_GROUP_SIZE;
 TPROP_CONST kNarrowGroupSize = TPROP_NARROW_GROUP_SIZE;
-TPROP_CONST kNarrowLevelMax = kNarrowGroupSize;
+// One narrow workgroup is one SIMD row of llvmpipe (8 lanes of 256 bits): measured on lavapipe, a
+// 100,000-deep chain propagates in 0.12 s with 8 invocations against 0.84 s with 64, since every
+// level costs a barrier among all of them. Each invocation takes up to 8 entities of a level.
+TPROP_CONST kNarrowLevelMax = 64u;
 // llvmpipe silently ends any shader loop after 65,535 iterations, so one narrow dispatch walks
 // at most this many levels.
 TPROP_CONST kNarrowLevelsPerDispatch = 4096u;
