@@ -34,7 +34,9 @@ FileFormat detect_format(const std::string& path, std::string_view bytes) {
   // Before the '{' sniff: a .gltf is JSON too.
   if (is_gltf_path(path) || looks_like_glb(bytes)) return FileFormat::Gltf;
   if (ends_with_ignoring_case(path, ".crdt")) return FileFormat::Crdt;
-  const size_t first = bytes.find_first_not_of(" \t\r\n");
+  // JSON text may start with a UTF-8 byte order mark (nlohmann skips it too).
+  const size_t bom = bytes.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+  const size_t first = bytes.find_first_not_of(" \t\r\n", bom);
   if (first != std::string_view::npos && bytes[first] == '{') return FileFormat::Json;
   // A Decentraland CRDT stream: its first message header is plausible.
   if (looks_like_crdt_stream({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}))

@@ -343,6 +343,16 @@ TEST(LoadScene, JsonFileLoadsByExtensionOrByContent) {
   EXPECT_TRUE(b->store.contains(5));
 }
 
+TEST(LoadScene, ByteOrderMarkIsSkippedByExtensionAndByContent) {
+  const std::string text = "\xEF\xBB\xBF{\"entities\": [{\"id\": 8}]}";
+  for (const std::string& path : {temp_path("bom.json"), temp_path("bom_no_extension")}) {
+    write_file(path, text);
+    Result<Scene> r = load_scene(path);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(r->store.contains(8)) << path;
+  }
+}
+
 TEST(LoadScene, MalformedFileNamesPathLineAndColumn) {
   const std::string path = temp_path("malformed.json");
   write_file(path, "{\"entities\": [\n  {\"id\": 1}\n  {\"id\": 2}\n]}");
