@@ -32,8 +32,11 @@ struct Range {
 };
 
 // At most this many copy regions per array and frame. Thousands of tiny regions cost more to
-// record and execute (and to validate) than copying the unchanged entities between them, which
-// is harmless: the staging mirror holds every entity's current bytes.
+// record and execute than copying the unchanged entities between them, which is harmless: the
+// staging mirror holds every entity's current bytes. (Measured: the synchronization validation
+// layer takes 20 times longer on a frame of 4096 regions per array than on one of 256.) A
+// frame that changes entities scattered all over the scene thus copies whole stretches; on a
+// discrete GPU a compact upload plus a scatter shader would move less, not done yet.
 constexpr size_t kMaxRegions = 256;
 
 // Sorted, unique indices -> runs of consecutive indices, runs closer than a gap merged: no gap
