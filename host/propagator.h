@@ -37,7 +37,9 @@ namespace tprop {
 // e.g. VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT / VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT.
 // The buffer has STORAGE_BUFFER, TRANSFER_SRC/DST and SHADER_DEVICE_ADDRESS usage (not
 // VERTEX_BUFFER: bind it as a storage buffer or read it through `address`). It stays valid
-// until the next update() that changes the hierarchy.
+// until the next update() that changes the hierarchy. The next frame's record() writes it again
+// from COMPUTE_SHADER: the renderer's reads must be ordered before that (same queue: a barrier
+// from its read stage to VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT; another queue: a semaphore).
 struct OutputBinding {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0;

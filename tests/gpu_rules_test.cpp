@@ -211,6 +211,9 @@ TEST_F(GpuRules, OutputBindingDescribesTheLocalToWorldBuffer) {
   EXPECT_NE(out.address, 0u);
   EXPECT_EQ(out.written_stage, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
   EXPECT_EQ(out.written_access, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+  // Validation implies VK_EXT_debug_utils, so buffers, pipelines and passes carry names (a
+  // wrong name or label call would be a validation error, which the fixture fails on).
+  EXPECT_TRUE(ctx().debug_utils());
   auto times = gpu.stage_times();
   ASSERT_TRUE(times.ok()) << times.error().message;
   EXPECT_GE(times->upload_ms, 0.0);
