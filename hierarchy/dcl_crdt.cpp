@@ -115,8 +115,9 @@ size_t crdt_encoded_size(const CrdtMessage& m) {
 }
 
 void append_crdt_message(const CrdtMessage& m, std::vector<uint8_t>& out) {
+  // No reserve(size + length) here: it would defeat the vector's geometric growth and make a
+  // stream of appends quadratic.
   const size_t length = crdt_encoded_size(m);
-  out.reserve(out.size() + length);
   append_u32_le(uint32_t(length), out);
   append_u32_le(uint32_t(m.type), out);
   append_u32_le(m.entity, out);
@@ -132,7 +133,10 @@ void append_crdt_message(const CrdtMessage& m, std::vector<uint8_t>& out) {
 }
 
 std::vector<uint8_t> encode_crdt_messages(std::span<const CrdtMessage> messages) {
+  size_t total = 0;
+  for (const CrdtMessage& m : messages) total += crdt_encoded_size(m);
   std::vector<uint8_t> out;
+  out.reserve(total);
   for (const CrdtMessage& m : messages) append_crdt_message(m, out);
   return out;
 }

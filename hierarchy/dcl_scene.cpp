@@ -107,16 +107,21 @@ Result<Scene> load_crdt_scene_from_bytes(std::span<const uint8_t> bytes,
   scene.source = source;
   const CrdtState& state = dcl.state();
   const CrdtCounts& n = state.counts();
+  // One line: the types that occur, what was ignored, what is left.
   std::string summary = "crdt: " + std::to_string(n.total()) + " messages (";
+  const char* sep = "";
   for (uint32_t t = 1; t <= kCrdtMessageTypeCount; ++t) {
-    if (t > 1) summary += ", ";
+    if (n.by_type[t] == 0) continue;
+    summary += sep;
     summary += crdt_message_type_name(CrdtMessageType(t));
     summary += " " + std::to_string(n.by_type[t]);
+    sep = ", ";
   }
-  summary += "); " + std::to_string(n.other_component) + " for other components kept aside, " +
-             std::to_string(n.outdated) + " outdated, " + std::to_string(n.no_op) +
-             " duplicates, " + std::to_string(n.dead_entity) + " for dead entities; " +
-             std::to_string(state.entity_count()) + " live entities";
+  summary += "); ignored: " + std::to_string(n.outdated) + " outdated, " +
+             std::to_string(n.no_op) + " duplicates, " + std::to_string(n.dead_entity) +
+             " for dead entities; " + std::to_string(n.other_component) +
+             " for components other than Transform; " + std::to_string(state.entity_count()) +
+             " live entities";
   scene.warnings.push_back(std::move(summary));
 
   size_t malformed = 0, non_unit = 0;

@@ -22,6 +22,7 @@ using dcl_test::at;
 using dcl_test::delete_transform;
 using dcl_test::near;
 using dcl_test::put_transform;
+using dcl_test::random_messages;
 
 using WorldById = std::map<EntityId, float4x4>;
 
@@ -93,45 +94,6 @@ TEST(DclConvergence, EveryOrderWithTiesDuplicatesAndAnUnresolvedCycleGivesTheSam
                                          {3, T(1, 1.5f, 1)},
                                          {6, T(0, 0, 6)},
                                          {7, T(0, 7, 0)}});
-}
-
-// A random message set over `entities` numbers: several puts per entity with lamports drawn from
-// a small range (so ties happen), random parents (the root, other entities, unknown ids, itself),
-// component deletes, other components, and entity deletes over two versions.
-std::vector<CrdtMessage> random_messages(uint32_t entities, uint32_t seed) {
-  std::mt19937 rng(seed);
-  auto uniform = [&rng](uint32_t n) { return uint32_t(rng() % n); };
-  auto real = [&rng](float lo, float hi) {
-    return std::uniform_real_distribution<float>(lo, hi)(rng);
-  };
-  auto entity = [&](uint32_t number) { return dcl_entity_id(uint16_t(number), uint16_t(uniform(5) == 0)); };
-  std::vector<CrdtMessage> out;
-  for (uint32_t i = 0; i < entities * 6; ++i) {
-    const EntityId e = entity(1 + uniform(entities));
-    const uint32_t lamport = uniform(6);
-    const uint32_t kind = uniform(20);
-    if (kind < 14) {
-      EntityId parent = 0;
-      const uint32_t p = uniform(10);
-      if (p < 6) parent = entity(1 + uniform(entities));
-      else if (p == 6) parent = e;
-      else if (p == 7) parent = entity(entities + 1 + uniform(50));  // never has a Transform
-      quat q = glm::normalize(make_quat(real(-1, 1), real(-1, 1), real(-1, 1), real(0.1f, 1)));
-      float3 scale = uniform(2) ? float3(real(0.5f, 2)) : float3(real(0.5f, 2), real(0.5f, 2), real(0.5f, 2));
-      out.push_back(put_transform(e, lamport, dcl_test::transform(
-          {real(-5, 5), real(-5, 5), real(-5, 5)}, q, scale, parent)));
-    } else if (kind < 17) {
-      out.push_back(delete_transform(e, lamport));
-    } else if (kind < 19) {
-      out.push_back(CrdtMessage::put(e, 1000 + uniform(3), lamport, std::vector<uint8_t>(uniform(4), uint8_t(rng()))));
-    } else if (uniform(4) == 0) {
-      out.push_back(CrdtMessage::delete_entity(e));
-    }
-  }
-  // Duplicates: a tenth of the messages arrive twice.
-  const size_t n = out.size();
-  for (size_t i = 0; i < n / 10; ++i) out.push_back(out[uniform(uint32_t(n))]);
-  return out;
 }
 
 // The final state derived independently: the dead set, then per entity the winning Transform
