@@ -106,7 +106,9 @@ Status write_dump(const std::string& path, const Scene& scene, const DepthOrder&
   Status written = write_dump(f, path, scene, order, local_to_world);
   const int close_error = std::fclose(f) != 0 ? errno : 0;
   if (!written) return written;
-  if (close_error != 0) return Error{"cannot write the dump " + path + ": " + std::strerror(close_error)};
+  if (close_error != 0) {
+    return Error{"cannot write the dump " + path + ": " + std::strerror(close_error)};
+  }
   return ok_status();
 }
 

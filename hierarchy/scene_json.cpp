@@ -299,8 +299,12 @@ class SceneReader {
       return ok_status();
     }
     if (key == "static" || key == "writeGroupOverride") {
-      if (!v.is_boolean()) return fail(index, id, "\"" + key + "\" must be true or false, got " + describe(v));
-      if (v.get<bool>()) store.add(id, key == "static" ? Component::Static : Component::WriteGroupOverride);
+      if (!v.is_boolean()) {
+        return fail(index, id, "\"" + key + "\" must be true or false, got " + describe(v));
+      }
+      if (v.get<bool>()) {
+        store.add(id, key == "static" ? Component::Static : Component::WriteGroupOverride);
+      }
       return ok_status();
     }
 
@@ -323,7 +327,8 @@ class SceneReader {
       case Component::PostRotation: {
         float q[4];
         if (const auto problem = read_floats(v, 4, q)) {
-          return fail(index, id, name + " must be a quaternion [x, y, z, w] of 4 numbers: " + *problem);
+          return fail(index, id,
+                      name + " must be a quaternion [x, y, z, w] of 4 numbers: " + *problem);
         }
         const quat value = make_quat(q[0], q[1], q[2], q[3]);
         if (*c == Component::Rotation) store.set_rotation(id, value);
@@ -368,7 +373,8 @@ class SceneReader {
     } else if (*c == Component::NonUniformScale) {
       store.set_non_uniform_scale(id, value);
     } else if (b & kRotationEulerMask) {
-      store.set_rotation_euler(id, static_cast<EulerOrder>(i - int(Component::RotationEulerXYZ)), value);
+      store.set_rotation_euler(id, static_cast<EulerOrder>(i - int(Component::RotationEulerXYZ)),
+                               value);
     } else if (b & kPostRotationEulerMask) {
       store.set_post_rotation_euler(
           id, static_cast<EulerOrder>(i - int(Component::PostRotationEulerXYZ)), value);
@@ -394,12 +400,15 @@ class SceneReader {
                       std::tolower(static_cast<unsigned char>(b));
              });
     };
+    auto hint = [&](std::string_view known) {
+      return message + " (did you mean \"" + std::string(known) + "\"?)";
+    };
     for (std::string_view known : {"id", "name", "parent", "static", "writeGroupOverride"}) {
-      if (same_ignoring_case(known)) return message + " (did you mean \"" + std::string(known) + "\"?)";
+      if (same_ignoring_case(known)) return hint(known);
     }
     for (int c = 0; c < kComponentCount; ++c) {
       const std::string_view known = component_name(static_cast<Component>(c));
-      if (same_ignoring_case(known)) return message + " (did you mean \"" + std::string(known) + "\"?)";
+      if (same_ignoring_case(known)) return hint(known);
     }
     return message;
   }

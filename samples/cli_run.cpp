@@ -130,8 +130,9 @@ const char* run_usage() {
          "  --backend BACKEND   cpu: the CPU reference; gpu: the Vulkan path (not built into\n"
          "                      this command yet: runs cpu); auto (default): gpu when available\n"
          "  --seed N            the seed of a generator spec (default 1)\n"
-         "  --dump FILE         write every entity's LocalToWorld to FILE as JSON:\n"
-         "                      {\"entities\": [{\"id\", \"name\", \"localToWorld\": [16, column-major]}]}\n"
+         "  --dump FILE         write every entity's LocalToWorld to FILE as JSON, in id order:\n"
+         "                      {\"entities\": [{\"id\": 1, \"name\": \"sun\",\n"
+         "                                     \"localToWorld\": [16 numbers, column-major]}]}\n"
          "  -h, --help          print this help\n"
          "\n"
          "exit status: 0 ok, 1 bad input or runtime failure, 2 usage error\n";

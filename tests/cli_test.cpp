@@ -21,7 +21,9 @@ struct Outcome {
   std::string err;
 };
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "tprop_cli_" + name; }
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "tprop_cli_" + name;
+}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -252,7 +252,8 @@ TEST(SceneJson, EntityMustBeAnObject) {
 }
 
 TEST(SceneJson, UnknownKeyNamesTheKeyAndTheEntity) {
-  const std::string e = error_of(R"({"entities": [{"id": 1}, {"id": 42, "Translaton": [0, 0, 0]}]})");
+  const std::string e =
+      error_of(R"({"entities": [{"id": 1}, {"id": 42, "Translaton": [0, 0, 0]}]})");
   EXPECT_CONTAINS(e, "entity 42 (entities[1])");
   EXPECT_CONTAINS(e, "unknown key \"Translaton\"");
   EXPECT_CONTAINS(error_of(one_entity(R"("translation": [0, 0, 0])")),
@@ -422,7 +423,8 @@ TEST(Dump, NumbersRoundTripToTheSameFloat) {
   ASSERT_EQ(m.size(), 16u);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(static_cast<float>(m[i].get<double>()), expected[i]) << i;
   // The shortest form that round-trips: 0.1f is written "0.1", not "0.100000001".
-  EXPECT_CONTAINS(read_text(temp_path("dump_roundtrip.json")), "[0.1, 0.2, 0.3, 0, 0.33333334, 1e-07,");
+  EXPECT_CONTAINS(read_text(temp_path("dump_roundtrip.json")),
+                  "[0.1, 0.2, 0.3, 0, 0.33333334, 1e-07,");
 }
 
 TEST(Dump, NamesAreEscapedIntoValidJson) {
