@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <fstream>
-#include <iterator>
+#include <exception>
+
+#include "scene_input.h"
+
 
 namespace tprop {
 
@@ -38,12 +40,17 @@ void DclScene::apply(std::span<const CrdtMessage> batch) {
 }
 
 Status DclScene::feed(std::span<const uint8_t> bytes) {
-  reader_.append(bytes);
-  for (;;) {
-    auto next = reader_.next();
-    if (!next) return next.error();
-    if (!next.value()) return ok_status();
-    apply(*next.value());
+  try {
+    reader_.append(bytes);
+    for (;;) {
+      auto next = reader_.next();
+      if (!next) return next.error();
+      if (!next.value()) return ok_status();
+      apply(*next.value());
+    }
+  } catch (const std::exception& e) {  // std::bad_alloc: nothing else throws here
+    return Error{"CRDT stream at byte offset " + std::to_string(reader_.offset()) + ": " +
+                 e.what()};
   }
 }
 
@@ -97,8 +104,9 @@ bool looks_like_crdt_stream(std::span<const uint8_t> bytes) {
   return reader.next().ok();
 }
 
-Result<Scene> load_crdt_scene_from_bytes(std::span<const uint8_t> bytes,
-                                         const std::string& source) {
+namespace {
+
+Result<Scene> load_crdt_bytes(std::span<const uint8_t> bytes, const std::string& source) {
   DclScene dcl;
   if (Status s = dcl.feed(bytes); !s) return Error{source + ": " + s.error().message};
   if (Status s = dcl.finish(); !s) return Error{source + ": " + s.error().message};
@@ -152,12 +160,22 @@ Result<Scene> load_crdt_scene_from_bytes(std::span<const uint8_t> bytes,
   return scene;
 }
 
+}  // namespace
+
+Result<Scene> load_crdt_scene_from_bytes(std::span<const uint8_t> bytes,
+                                         const std::string& source) {
+  try {
+    return load_crdt_bytes(bytes, source);
+  } catch (const std::exception& e) {  // std::bad_alloc
+    return Error{source + ": " + e.what()};
+  }
+}
+
 Result<Scene> load_crdt_scene(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": cannot open the CRDT stream"};
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return Error{path + ": cannot read the CRDT stream"};
-  return load_crdt_scene_from_bytes(bytes, path);
+  Result<std::string> bytes = read_file_bytes(path);  // names the path and the OS reason
+  if (!bytes) return bytes.error();
+  return load_crdt_scene_from_bytes(
+      {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, path);
 }
 
 }  // namespace tprop

@@ -294,6 +294,9 @@ TEST(DclScene, LoadFileErrorNamesThePath) {
   auto missing = load_crdt_scene("/nonexistent/scene.crdt");
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("/nonexistent/scene.crdt"), std::string::npos);
+  // A directory opens on Linux and fails on reading: an error, not an empty scene.
+  auto directory = load_crdt_scene(::testing::TempDir());
+  EXPECT_FALSE(directory);
 }
 
 TEST(DclScene, SniffsAPlausibleFirstHeader) {
