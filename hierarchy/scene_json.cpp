@@ -231,7 +231,7 @@ std::optional<std::string> read_floats(const json& v, size_t n, float* out) {
 
 class SceneReader {
  public:
-  SceneReader(Scene& scene) : scene_(scene) {}
+  explicit SceneReader(Scene& scene) : scene_(scene) {}
 
   Status read_entities(const json& entities) {
     scene_.store.reserve(entities.size());

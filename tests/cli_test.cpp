@@ -1,8 +1,10 @@
 // The built `tprop` binary, run as a user would: exit codes, where messages go, the dump file.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -21,8 +23,20 @@ struct Outcome {
   std::string err;
 };
 
+// Unique per process: several build trees may run the suite at the same time on one machine.
+// Every path handed out is removed when the test binary exits.
 std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "tprop_cli_" + name;
+  struct Cleanup {
+    std::set<std::string> paths;
+    ~Cleanup() {
+      for (const std::string& p : paths) std::remove(p.c_str());
+    }
+  };
+  static Cleanup cleanup;
+  const std::string path =
+      ::testing::TempDir() + "tprop_cli_" + std::to_string(getpid()) + "_" + name;
+  cleanup.paths.insert(path);
+  return path;
 }
 
 std::string read_text(const std::string& path) {

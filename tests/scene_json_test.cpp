@@ -5,8 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -37,7 +40,21 @@ std::string one_entity(const std::string& body) {
   return R"({"entities": [{"id": 7, )" + body + "}]}";
 }
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "tprop_" + name; }
+// Unique per process: several build trees may run the suite at the same time on one machine.
+// Every path handed out is removed when the test binary exits.
+std::string temp_path(const std::string& name) {
+  struct Cleanup {
+    std::set<std::string> paths;
+    ~Cleanup() {
+      for (const std::string& p : paths) std::remove(p.c_str());
+    }
+  };
+  static Cleanup cleanup;
+  const std::string path =
+      ::testing::TempDir() + "tprop_scene_json_" + std::to_string(getpid()) + "_" + name;
+  cleanup.paths.insert(path);
+  return path;
+}
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
