@@ -138,6 +138,21 @@ TEST(Cli, DumpOfTheDefaultSceneHasOneEntryPerEntity) {
   EXPECT_CONTAINS(o.out, "entities         " + std::to_string(e.size()));
 }
 
+TEST(Cli, SummaryCountsRootsLevelsCyclesAndUnknownParents) {
+  // 1 <-> 2 is a cycle and 3 its own parent: 2 cycles, 3 entities on them, all roots. 4 hangs
+  // below the cycle (level 1); 5 names no entity (a root).
+  const std::string scene = temp_path("cycles.json");
+  write_file(scene, R"({"entities": [{"id": 1, "parent": 2}, {"id": 2, "parent": 1},
+    {"id": 3, "parent": 3}, {"id": 4, "parent": 1}, {"id": 5, "parent": 77}]})");
+  const Outcome o = run_tprop("run " + quoted(scene));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_CONTAINS(o.out, "entities         5\n");
+  EXPECT_CONTAINS(o.out, "roots            4\n");
+  EXPECT_CONTAINS(o.out, "levels           2\n");
+  EXPECT_CONTAINS(o.out, "cycles broken    2 (3 entities on cycles");
+  EXPECT_CONTAINS(o.out, "unknown parents  1 ");
+}
+
 TEST(Cli, GpuBackendSaysItIsNotBuiltInAndRunsTheCpuPath) {
   const Outcome o = run_tprop("run --backend gpu");
   EXPECT_EQ(o.exit_code, 0) << o.err;
