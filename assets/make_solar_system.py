@@ -57,7 +57,8 @@ planets = [
     ("mars", 28, 1.9, 0.55, 25.2, [("phobos", 1.2, 0.08), ("deimos", 1.8, 0.06)]),
     ("jupiter", 45, 1.3, 3.2, 3.1,
      [("io", 4.4, 0.29), ("europa", 5.6, 0.25), ("ganymede", 7.2, 0.41), ("callisto", 9.4, 0.38)]),
-    ("saturn", 62, 2.5, 2.7, 26.7, [("titan", 8.8, 0.4), ("rhea", 6.3, 0.12), ("iapetus", 11.0, 0.11)]),
+    ("saturn", 62, 2.5, 2.7, 26.7,
+     [("titan", 8.8, 0.4), ("rhea", 6.3, 0.12), ("iapetus", 11.0, 0.11)]),
     ("uranus", 78, 0.8, 1.9, 97.8, [("titania", 3.6, 0.12), ("oberon", 4.4, 0.11)]),
     ("neptune", 92, 1.8, 1.8, 28.3, [("triton", 3.4, 0.21)]),
 ]
@@ -86,7 +87,8 @@ ring = add("saturn ring", planet_ids["saturn"], RotationEulerXYZ=vec(0, 0, 0))
 for k in range(120):
     a = 2 * math.pi * k / 120 + rng.uniform(-0.02, 0.02)
     r = rng.uniform(3.6, 5.4)
-    add("ring rock %d" % k, ring, Translation=vec(r * math.cos(a), rng.uniform(-0.03, 0.03), r * math.sin(a)),
+    add("ring rock %d" % k, ring,
+        Translation=vec(r * math.cos(a), rng.uniform(-0.03, 0.03), r * math.sin(a)),
         Scale=r6(rng.uniform(0.03, 0.09)))
 
 # The asteroid belt between Mars and Jupiter, turning slowly as a whole; lumpy rocks.
@@ -95,9 +97,11 @@ for k in range(80):
     a = rng.uniform(0, 2 * math.pi)
     r = rng.uniform(33, 39)
     components = {"Translation": vec(r * math.cos(a), rng.uniform(-1.2, 1.2), r * math.sin(a)),
-                  "RotationEulerZYX": vec(rng.uniform(0, 6.28), rng.uniform(0, 6.28), rng.uniform(0, 6.28))}
+                  "RotationEulerZYX": vec(rng.uniform(0, 6.28), rng.uniform(0, 6.28),
+                                          rng.uniform(0, 6.28))}
     if k % 3 == 0:
-        components["NonUniformScale"] = vec(rng.uniform(0.1, 0.3), rng.uniform(0.1, 0.3), rng.uniform(0.1, 0.3))
+        components["NonUniformScale"] = vec(rng.uniform(0.1, 0.3), rng.uniform(0.1, 0.3),
+                                            rng.uniform(0.1, 0.3))
     else:
         components["Scale"] = r6(rng.uniform(0.08, 0.25))
     add("asteroid %d" % k, belt, **components)
@@ -106,7 +110,8 @@ for k in range(80):
 # origin (CompositeRotation from RotationPivot, RotationPivotTranslation, Rotation,
 # PostRotation), the solar arrays scale about their root (CompositeScale from ScalePivot), and
 # a docked capsule undoes its parent's scale (ParentScaleInverse).
-station_orbit = add("station orbit", planet_ids["earth"], RotationEulerXYZ=vec(deg(51.6), deg(10), 0))
+station_orbit = add("station orbit", planet_ids["earth"],
+                    RotationEulerXYZ=vec(deg(51.6), deg(10), 0))
 station = add("space station", station_orbit, Translation=vec(1.6, 0, 0), Scale=0.05)
 hub = add("station hub", station,
           Translation=vec(0, 0, 0),
@@ -123,7 +128,8 @@ for side, x in (("port", -1.0), ("starboard", 1.0)):
         ScalePivotTranslation=vec(0, 0, 0),
         CompositeScale=None)
 lab = add("station lab", hub, Translation=vec(0, 0, 1.2), Scale=1.5)
-add("docked capsule", lab, Translation=vec(0, 0, 0.8), Rotation=quat_axis_angle((1, 0, 0), deg(180)),
+add("docked capsule", lab, Translation=vec(0, 0, 0.8),
+    Rotation=quat_axis_angle((1, 0, 0), deg(180)),
     ParentScaleInverse=None)
 add("station beacon", hub, Translation=vec(0, 1.0, 0),
     RotationEulerXYZ=vec(0, 0, deg(45)), CompositeRotation=None)
