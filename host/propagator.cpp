@@ -32,12 +32,14 @@ struct Range {
 };
 
 // At most this many copy regions per array and frame. Thousands of tiny regions cost more to
-// record and execute than copying the unchanged entities between them, which is harmless: the
-// staging mirror holds every entity's current bytes. (Measured: the synchronization validation
-// layer takes 20 times longer on a frame of 4096 regions per array than on one of 256.) A
-// frame that changes entities scattered all over the scene thus copies whole stretches; on a
-// discrete GPU a compact upload plus a scatter shader would move less, not done yet.
+// record and execute than a few larger ones (measured: the synchronization validation layer
+// takes 20 times longer on a frame of 4096 regions per array than on one of 256). Merging runs
+// across gaps is harmless, since the staging mirror holds every entity's current bytes, and is
+// what a full re-pack or a growing rare table does.
 constexpr size_t kMaxRegions = 256;
+// A value-only frame whose changed entities form more runs than this uploads them compactly
+// (EntityDelta records, one copy) and scatters them with a shader, so only their bytes move.
+constexpr size_t kScatterAboveRuns = 64;
 
 // Sorted, unique indices -> runs of consecutive indices, runs closer than a gap merged: no gap
 // at first (only changed bytes move), wider gaps until at most kMaxRegions remain.
@@ -56,6 +58,16 @@ std::vector<Range> coalesce(std::vector<uint32_t>& indices) {
     }
     if (out.size() <= kMaxRegions) return out;
   }
+}
+
+// Sorts and de-duplicates `indices`; returns how many runs of consecutive indices they form.
+size_t count_runs(std::vector<uint32_t>& indices) {
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  size_t runs = 0;
+  for (size_t k = 0; k < indices.size(); ++k)
+    if (k == 0 || indices[k] != indices[k - 1] + 1) ++runs;
+  return runs;
 }
 
 // One propagate dispatch: a wide level (one invocation per entity), or a run of narrow levels
@@ -89,6 +101,8 @@ struct Propagator::Impl {
   Mirrored arrays[kArrays];
   Mirrored rare;       // gpu::RareRecord
   Mirrored levels;     // uint level offsets
+  Mirrored deltas;     // gpu::EntityDelta, compact changes of a scattered value-only frame
+  uint32_t delta_count = 0;  // > 0: the next record() scatters instead of copying positions
   Buffer world;        // LocalToWorld output, capacity = arrays[*].capacity
   Buffer frozen;       // mat4 by static index; device only
   uint32_t frozen_capacity = 0;
@@ -202,7 +216,7 @@ struct Propagator::Impl {
   }
 
   // Packs the entity at `pos` into the staging mirrors.
-  Status pack(const EntityStore& store, uint32_t pos) {
+  Status pack(const EntityStore& store, uint32_t pos, gpu::EntityDelta* delta = nullptr) {
     const uint32_t slot = order.slot[pos];
     const bool attached = order.attached(pos);
 
@@ -247,6 +261,17 @@ struct Propagator::Impl {
     staged<uint32_t>(kParent)[pos] = order.parent[pos];
     staged<uint32_t>(kRareIndex)[pos] = rare_index;
     staged<uint32_t>(kStaticIndex)[pos] = static_index;
+    if (delta) {
+      *delta = gpu::EntityDelta{};
+      delta->position = pos;
+      delta->flags = e.flags;
+      delta->parent = order.parent[pos];
+      delta->rare_index = rare_index;
+      delta->static_index = static_index;
+      delta->translation = e.translation;
+      delta->rotation = e.rotation;
+      delta->scale = e.scale;
+    }
     return ok_status();
   }
 
@@ -298,6 +323,7 @@ struct Propagator::Impl {
     for (uint32_t pos = 0; pos < n; ++pos)
       if (Status st = pack(store, pos); !st) return st;
     dirty_positions.clear();
+    delta_count = 0;
     if (n) dirty_positions.push_back({0, n});
     dirty_rare.clear();
     if (rare_count) dirty_rare.push_back({0, rare_count});
@@ -320,12 +346,25 @@ struct Propagator::Impl {
     pending_statics.clear();
     for (uint32_t slot : was_pending) add(slot);
 
-    dirty_positions = coalesce(positions);
     std::vector<uint32_t> rare_indices;
     dirty_rare.clear();
-    for (const Range& r : dirty_positions)
-      for (uint32_t pos = r.begin; pos < r.end; ++pos)
-        if (Status st = pack(store, pos); !st) return st;
+    delta_count = 0;
+    if (count_runs(positions) > kScatterAboveRuns) {
+      // Scattered changes: compact records plus the scatter shader.
+      dirty_positions.clear();
+      if (Status st = grow(deltas, uint32_t(positions.size()), sizeof(gpu::EntityDelta),
+                           "tprop.deltas", false); !st)
+        return st;
+      auto* out = static_cast<gpu::EntityDelta*>(deltas.staging.mapped());
+      for (uint32_t k = 0; k < positions.size(); ++k)
+        if (Status st = pack(store, positions[k], &out[k]); !st) return st;
+      delta_count = uint32_t(positions.size());
+    } else {
+      dirty_positions = coalesce(positions);
+      for (const Range& r : dirty_positions)
+        for (uint32_t pos = r.begin; pos < r.end; ++pos)
+          if (Status st = pack(store, pos); !st) return st;
+    }
     for (const Range& r : dirty_rare)
       for (uint32_t i = r.begin; i < r.end; ++i) rare_indices.push_back(i);
     dirty_rare = coalesce(rare_indices);
@@ -346,6 +385,7 @@ struct Propagator::Impl {
     p.frozen = frozen ? frozen.address() : arrays[kFlags].device.address();
     p.local_to_world = world.address();
     p.level_offsets = levels.device.address();
+    p.deltas = deltas.device ? deltas.device.address() : arrays[kFlags].device.address();
     return p;
   }
 
@@ -419,6 +459,7 @@ Status Propagator::update(EntityStore& store) {
     m.packed = false;  // pack everything again next time
     m.dirty_positions.clear();
     m.dirty_rare.clear();
+    m.delta_count = 0;
     m.steps.clear();
     return st;
   }
@@ -460,11 +501,23 @@ void Propagator::record(VkCommandBuffer cmd) {
     s.vk.vkCmdCopyBuffer(cmd, m.frozen_old.handle(), m.frozen.handle(), 1, &region);
     ++m.stats.copy_regions;
   }
+  if (m.delta_count) {
+    m.copy(cmd, m.deltas, sizeof(gpu::EntityDelta), {{0, m.delta_count}});
+  }
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
+  gpu::ScenePush push = m.push_constants();
+  if (m.delta_count) {
+    s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.scatter());
+    push.first = 0;
+    push.count = m.delta_count;
+    m.pipes.push(cmd, push);
+    dispatch_1d(s, cmd, (m.delta_count + gpu::kComposeGroupSize - 1) / gpu::kComposeGroupSize);
+    ++m.stats.dispatches;
+    barrier(s, cmd, kComputeWrite, kComputeReadWrite);
+  }
   end_label(s, cmd);
   m.timer.stamp(cmd, 1);
 
-  gpu::ScenePush push = m.push_constants();
   begin_label(s, cmd, "tprop.compose");
   if (n > 0) {
     s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.compose());
@@ -508,6 +561,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   m.dirty_positions.clear();
   m.dirty_rare.clear();
   m.levels_dirty = false;
+  m.delta_count = 0;
 }
 
 Status Propagator::run(EntityStore& store) {

@@ -16,6 +16,9 @@ const uint32_t kPropagateWideSpirv[] =
 const uint32_t kPropagateNarrowSpirv[] =
 #include "propagate_narrow.spv.inc"
     ;
+const uint32_t kScatterSpirv[] =
+#include "scatter.spv.inc"
+    ;
 
 Result<VkPipeline> make_pipeline(const ContextState& s, VkPipelineLayout layout,
                                  const uint32_t* code, size_t bytes, const char* name) {
@@ -70,6 +73,9 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
                               "tprop.propagate_narrow");
   if (!narrow) return narrow.error();
   out.narrow_ = *narrow;
+  auto scatter = make_pipeline(s, out.layout_, kScatterSpirv, sizeof(kScatterSpirv), "tprop.scatter");
+  if (!scatter) return scatter.error();
+  out.scatter_ = *scatter;
   return out;
 }
 
@@ -81,17 +87,18 @@ ComputePipelines& ComputePipelines::operator=(ComputePipelines&& other) noexcept
   compose_ = other.compose_;
   wide_ = other.wide_;
   narrow_ = other.narrow_;
+  scatter_ = other.scatter_;
   other.layout_ = VK_NULL_HANDLE;
-  other.compose_ = other.wide_ = other.narrow_ = VK_NULL_HANDLE;
+  other.compose_ = other.wide_ = other.narrow_ = other.scatter_ = VK_NULL_HANDLE;
   return *this;
 }
 
 void ComputePipelines::reset() {
   if (!state_) return;
-  for (VkPipeline p : {compose_, wide_, narrow_})
+  for (VkPipeline p : {compose_, wide_, narrow_, scatter_})
     if (p) state_->vk.vkDestroyPipeline(state_->device, p, nullptr);
   if (layout_) state_->vk.vkDestroyPipelineLayout(state_->device, layout_, nullptr);
-  compose_ = wide_ = narrow_ = VK_NULL_HANDLE;
+  compose_ = wide_ = narrow_ = scatter_ = VK_NULL_HANDLE;
   layout_ = VK_NULL_HANDLE;
 }
 

@@ -25,6 +25,7 @@ class ComputePipelines {
   VkPipeline compose() const { return compose_; }
   VkPipeline propagate_wide() const { return wide_; }
   VkPipeline propagate_narrow() const { return narrow_; }
+  VkPipeline scatter() const { return scatter_; }
 
   void push(VkCommandBuffer cmd, const gpu::ScenePush& push) const;
 
@@ -34,6 +35,7 @@ class ComputePipelines {
   VkPipeline compose_ = VK_NULL_HANDLE;
   VkPipeline wide_ = VK_NULL_HANDLE;
   VkPipeline narrow_ = VK_NULL_HANDLE;
+  VkPipeline scatter_ = VK_NULL_HANDLE;
 };
 
 }  // namespace tprop

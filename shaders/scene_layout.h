@@ -77,7 +77,23 @@ struct RareRecord {
   mat4 user_local_to_world;         // user-written LocalToWorld
 };
 
-// Push constants shared by every pipeline (104 bytes, under the guaranteed 128).
+// One changed entity of a value-only frame whose changes are too scattered for a few copy
+// regions: uploaded compactly, then written to its position by scatter.comp.
+struct EntityDelta {
+  uint position;
+  uint flags;
+  uint parent;
+  uint rare_index;
+  uint static_index;
+  uint pad0;
+  uint pad1;
+  uint pad2;
+  vec4 translation;
+  vec4 rotation;
+  vec4 scale;
+};
+
+// Push constants shared by every pipeline (112 bytes, under the guaranteed 128).
 struct ScenePush {
   uint64 flags;           // uint[]
   // vec4[] (xyz; w unused). Padded: measured on lavapipe, compose of 1,000,000 roots took
@@ -92,6 +108,7 @@ struct ScenePush {
   uint64 frozen;          // mat4[]
   uint64 local_to_world;  // mat4[] (the output, column-major, 64-byte stride)
   uint64 level_offsets;   // uint[level_count + 1]
+  uint64 deltas;          // EntityDelta[] (scatter only)
   uint first;             // compose / wide propagate: first position
   uint count;             // compose / wide propagate: number of positions
   uint level_begin;       // narrow propagate: levels [level_begin, level_end)
@@ -102,10 +119,14 @@ struct ScenePush {
 static_assert(sizeof(RareRecord) == 384);
 static_assert(offsetof(RareRecord, inverse_composite_scale) == 128);
 static_assert(offsetof(RareRecord, user_local_to_world) == 320);
-static_assert(sizeof(ScenePush) == 104);
+static_assert(sizeof(EntityDelta) == 80);
+static_assert(offsetof(EntityDelta, translation) == 32);
+static_assert(offsetof(EntityDelta, scale) == 64);
+static_assert(sizeof(ScenePush) == 112);
 static_assert(offsetof(ScenePush, level_offsets) == 80);
-static_assert(offsetof(ScenePush, first) == 88);
-static_assert(offsetof(ScenePush, level_end) == 100);
+static_assert(offsetof(ScenePush, deltas) == 88);
+static_assert(offsetof(ScenePush, first) == 96);
+static_assert(offsetof(ScenePush, level_end) == 108);
 static_assert(sizeof(mat4) == 64 && sizeof(vec4) == 16);
 }  // namespace tprop::gpu
 #endif

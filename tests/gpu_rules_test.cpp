@@ -3,6 +3,8 @@
 // plus unknown parents, cycles, Statics and overrides over several frames.
 #include "gpu_test_support.h"
 
+#include "../shaders/scene_layout.h"
+
 namespace tprop::test {
 namespace {
 
@@ -195,6 +197,33 @@ TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
   EXPECT_EQ(fs.copy_regions, 2u * 7u);  // {600, 601} and {10}, in each of the 7 arrays
 
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "unchanged"), 1.0);
+  EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
+}
+
+TEST_F(GpuRules, ScatteredValueChangesUploadOnlyTheirOwnRecords) {
+  EntityStore store;
+  for (EntityId id = 0; id < 3000; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(float(id), 0, 0));
+    if (id > 0) store.set_parent(id, (id - 1) / 3);
+  }
+  Propagator gpu = make_propagator(ctx());
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+
+  // Every third entity: 1000 runs, far too many for copy regions.
+  for (EntityId id = 0; id < 3000; id += 3) store.set_translation(id, float3(0, float(id), 1));
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "scattered"), 1.0);
+  const FrameStats& fs = gpu.last_frame();
+  EXPECT_FALSE(fs.resorted);
+  EXPECT_EQ(fs.staged_entities, 1000u);
+  EXPECT_EQ(fs.upload_bytes, 1000u * sizeof(gpu::EntityDelta));  // one 80-byte record each
+  EXPECT_EQ(fs.copy_regions, 1u);
+  const float4x4 w = world_of(gpu, store, 3);  // parent 0 at (0, 0, 1), itself at (0, 3, 1)
+  EXPECT_EQ(w[3], float4(0, 3, 2, 1));
+
+  // The next frame is quiet, then a contiguous change goes back to plain regions.
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "quiet"), 1.0);
   EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
 }
 
