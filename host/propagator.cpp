@@ -96,7 +96,8 @@ struct Propagator::Impl {
   VkFence fence = VK_NULL_HANDLE;
 
   DepthOrder order;
-  bool packed = false;  // the GPU mirrors hold a complete packing of `order`
+  bool packed = false;    // the GPU mirrors hold a complete packing of `order`
+  bool recorded = true;   // the last update() has been recorded
 
   Mirrored arrays[kArrays];
   Mirrored rare;       // gpu::RareRecord
@@ -445,6 +446,15 @@ Status Propagator::update(EntityStore& store) {
   Impl& m = *impl_;
   StoreChanges changes = store.take_changes();
   m.stats = FrameStats{};
+  if (m.packed && !m.recorded) {
+    // The previous update() was never recorded: its staged changes and its Statics' first values
+    // never reached the GPU. Pack everything again, computing those Statics anew.
+    for (uint32_t slot : m.pending_statics)
+      if (slot < m.static_of_slot.size() && m.static_of_slot[slot] != kNoIndex)
+        m.static_valid[m.static_of_slot[slot]] = 0;
+    m.packed = false;
+  }
+  m.recorded = false;
   m.frozen_old.reset();  // the frame that copied it has completed (update() contract)
   Status st = ok_status();
   if (changes.hierarchy || !m.packed) {
@@ -457,6 +467,8 @@ Status Propagator::update(EntityStore& store) {
   }
   if (!st) {
     m.packed = false;  // pack everything again next time
+    // Statics marked as computed by this failed frame were not: compute every Static once more.
+    std::fill(m.static_valid.begin(), m.static_valid.end(), 0);
     m.dirty_positions.clear();
     m.dirty_rare.clear();
     m.delta_count = 0;
@@ -562,6 +574,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   m.dirty_rare.clear();
   m.levels_dirty = false;
   m.delta_count = 0;
+  m.recorded = true;
 }
 
 Status Propagator::run(EntityStore& store) {

@@ -72,7 +72,9 @@ class Propagator {
   ~Propagator();
 
   // Takes the store's changes and stages them. Errors: out of memory, a scene beyond the
-  // device's limits; the Propagator then packs everything again on the next update().
+  // device's limits; the Propagator then packs everything again on the next update(). Each
+  // update() is meant to be followed by one record() (an update() whose frame was never
+  // recorded makes the next one pack everything again).
   Status update(EntityStore& store);
   // Records the upload copies, compose and propagation of the last update() into `cmd` (a
   // primary command buffer in the recording state, for a queue of the context's family).

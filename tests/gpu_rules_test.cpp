@@ -227,6 +227,29 @@ TEST_F(GpuRules, ScatteredValueChangesUploadOnlyTheirOwnRecords) {
   EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
 }
 
+TEST_F(GpuRules, AnUpdateThatWasNeverRecordedIsNotLost) {
+  EntityStore store;
+  for (EntityId id = 0; id < 100; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(1, 0, 0));
+    if (id > 0) store.set_parent(id, id - 1);
+  }
+  store.add(50, Component::Static);
+  Propagator gpu = make_propagator(ctx());
+  ASSERT_TRUE(gpu.run(store).ok());
+  store.set_translation(10, float3(1, 1, 0));
+  store.add(60, Component::Static);
+  ASSERT_TRUE(gpu.update(store).ok());  // staged, never recorded
+  store.set_translation(20, float3(1, 0, 1));
+  ASSERT_TRUE(gpu.run(store).ok());
+  // Entity 99 is 100 units along x, moved by entity 10 (y) and entity 20 (z); Static 50 kept
+  // its first value (x 51), Static 60 was first computed in this run.
+  EXPECT_EQ(world_of(gpu, store, 50)[3], float4(51, 0, 0, 1));
+  EXPECT_EQ(world_of(gpu, store, 60)[3], float4(51 + 10, 0, 0, 1));
+  EXPECT_EQ(world_of(gpu, store, 99)[3], float4(51 + 49, 0, 0, 1));
+  EXPECT_EQ(world_of(gpu, store, 40)[3], float4(41, 1, 1, 1));
+}
+
 TEST_F(GpuRules, OutputBindingDescribesTheLocalToWorldBuffer) {
   EntityStore store;
   for (EntityId id = 0; id < 10; ++id) store.create(id);
