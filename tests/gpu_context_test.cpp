@@ -1,0 +1,84 @@
+// The Vulkan context and resources: device choice by TPROP_DEVICE-style selectors, errors from
+// the environment as values with a message that says what to do, and Static values this
+// backend never computed (a Propagator created mid-run).
+#include "gpu_test_support.h"
+
+#include <cctype>
+
+#include "vk_buffer.h"
+
+namespace tprop::test {
+namespace {
+
+class GpuContext : public GpuTest {};
+
+TEST_F(GpuContext, ADeviceIsPickedByIndexOrByNameSubstring) {
+  const std::string name = ctx().device_name();
+  auto by_index = VulkanContext::create_headless({.device = "0"});
+  ASSERT_TRUE(by_index.ok()) << by_index.error().message;
+  // The first word of the shared context's device name, in another case.
+  std::string word = name.substr(0, name.find(' '));
+  for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto by_name = VulkanContext::create_headless({.device = word});
+  ASSERT_TRUE(by_name.ok()) << by_name.error().message;
+  EXPECT_EQ(by_name->device_name(), name);
+  EXPECT_TRUE(by_name->owns_device());
+}
+
+TEST_F(GpuContext, AnUnknownDeviceIsAnErrorListingTheDevices) {
+  auto none = VulkanContext::create_headless({.device = "no such gpu"});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("matches no Vulkan device"), std::string::npos)
+      << none.error().message;
+  EXPECT_NE(none.error().message.find(ctx().device_name()), std::string::npos);
+  auto out_of_range = VulkanContext::create_headless({.device = "99"});
+  ASSERT_FALSE(out_of_range.ok());
+}
+
+TEST_F(GpuContext, ABufferBeyondTheDeviceLimitIsAnErrorNamingIt) {
+  auto huge = Buffer::create(ctx(), VkDeviceSize(1) << 50, BufferKind::DeviceStorage, "tprop.huge");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("tprop.huge"), std::string::npos) << huge.error().message;
+  auto fine = Buffer::create(ctx(), 1024, BufferKind::Upload, "tprop.small");
+  ASSERT_TRUE(fine.ok()) << fine.error().message;
+  EXPECT_NE(fine->mapped(), nullptr);
+  Buffer moved = std::move(*fine);
+  EXPECT_TRUE(moved);
+  EXPECT_FALSE(*fine);
+}
+
+TEST_F(GpuContext, RequiredDeviceSetupAsksForVulkan13AndTheThreeFeatures) {
+  const DeviceRequirements req = required_device_setup();
+  EXPECT_EQ(req.api_version, VK_API_VERSION_1_3);
+  VkPhysicalDeviceFeatures2 f2{};
+  VkPhysicalDeviceVulkan12Features vk12{};
+  VkPhysicalDeviceVulkan13Features vk13{};
+  req.enable_in(f2, vk12, vk13);
+  EXPECT_TRUE(f2.features.shaderInt64);
+  EXPECT_TRUE(vk12.bufferDeviceAddress);
+  EXPECT_TRUE(vk13.synchronization2);
+  EXPECT_FALSE(vk13.dynamicRendering);  // nothing else is switched on
+}
+
+// A Static baked before this Propagator existed: like CpuReference, computed once, then kept.
+TEST_F(GpuContext, AStaticBakedBeforeThePropagatorExistedIsComputedOnceThenKept) {
+  EntityStore store;
+  store.create(1);
+  store.set_translation(1, float3(2, 0, 0));
+  store.add(1, Component::Static);
+  store.take_changes();
+  store.mark_statics_baked();  // an earlier frame on another backend
+  Propagator gpu = make_propagator(ctx());
+  ASSERT_TRUE(gpu.run(store).ok());
+  auto w = gpu.read_back();
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ((*w)[0][3], float4(2, 0, 0, 1));
+  store.set_translation(1, float3(5, 0, 0));
+  ASSERT_TRUE(gpu.run(store).ok());
+  w = gpu.read_back();
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ((*w)[0][3], float4(2, 0, 0, 1));
+}
+
+}  // namespace
+}  // namespace tprop::test
