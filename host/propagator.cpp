@@ -98,6 +98,7 @@ struct Propagator::Impl {
   DepthOrder order;
   bool packed = false;    // the GPU mirrors hold a complete packing of `order`
   bool recorded = true;   // the last update() has been recorded
+  const EntityStore* last_store = nullptr;  // another store (or a moved one) packs everything
 
   Mirrored arrays[kArrays];
   Mirrored rare;       // gpu::RareRecord
@@ -455,6 +456,8 @@ Status Propagator::update(EntityStore& store) {
     m.packed = false;
   }
   m.recorded = false;
+  if (&store != m.last_store) m.packed = false;
+  m.last_store = &store;
   m.frozen_old.reset();  // the frame that copied it has completed (update() contract)
   Status st = ok_status();
   if (changes.hierarchy || !m.packed) {
