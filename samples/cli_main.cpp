@@ -1,10 +1,12 @@
-// The `tprop` command: dispatches to a subcommand. Today there is one, `run`; the command is
-// laid out so that others (a benchmark, a diff of two dumps) slot in beside it.
+// The `tprop` command: dispatches to a subcommand (run, render, devices); others (a benchmark,
+// a diff of two dumps) slot in beside them.
 #include <cstdio>
 #include <exception>
 #include <string>
 #include <vector>
 
+#include "cli_backend.h"
+#include "cli_render.h"
 #include "cli_run.h"
 
 namespace {
@@ -17,10 +19,13 @@ void print_usage(std::FILE* out) {
                "rules, Decentraland transforms) on the CPU or the GPU.\n"
                "\n"
                "commands:\n"
-               "  run      load a scene, compute every entity's LocalToWorld, print a summary\n"
+               "  run      load a scene, compute every entity's LocalToWorld (GPU or CPU),\n"
+               "           print a summary; --validate compares the GPU with the CPU reference\n"
+               "  render   propagate a scene on the GPU and draw it to a PNG\n"
+               "  devices  list the Vulkan devices (for --device or TPROP_DEVICE)\n"
                "\n"
                "options:\n"
-               "  -h, --help   print this help (`tprop run --help` for the command's own)\n"
+               "  -h, --help   print this help (`tprop COMMAND --help` for a command's own)\n"
                "\n"
                "exit status: 0 ok, 1 bad input or runtime failure, 2 usage error\n");
 }
@@ -38,6 +43,8 @@ int dispatch(int argc, char** argv) {
   }
   const std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "run") return run_command(args);
+  if (command == "render") return render_command(args);
+  if (command == "devices") return devices_command(args);
   std::fprintf(stderr, "tprop: unknown command '%s'\n\n", command.c_str());
   print_usage(stderr);
   return kExitUsage;

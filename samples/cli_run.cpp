@@ -1,16 +1,18 @@
 #include "cli_run.h"
 
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "depth_order.h"
+#include "cli_args.h"
+#include "cli_backend.h"
+#include "cli_progress.h"
+#include "cli_report.h"
+#include "compare.h"
 #include "dump.h"
-#include "reference.h"
 #include "result.h"
 #include "scene.h"
 #include "scene_input.h"
@@ -22,120 +24,78 @@
 namespace tprop::cli {
 namespace {
 
-// The scene `tprop run` loads when none is named. The build bakes in the source tree's assets/
-// folder, so the command works straight from the build tree.
-const std::string kDefaultScene = std::string(TPROP_ASSETS_DIR) + "/solar_system.json";
-
-enum class Backend { Cpu, Gpu, Auto };
-
-struct RunOptions {
-  std::string scene;  // empty: the default scene
-  Backend backend = Backend::Auto;
-  std::string dump;  // empty: no dump
-  uint64_t seed = 1;  // for generator specs
-  bool help = false;
-};
-
-// Parses the arguments after "run"; the error is a usage message (exit code 2).
-Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
-  RunOptions options;
-  bool options_done = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    // "--name VALUE" or "--name=VALUE".
-    auto value_of = [&](const std::string& name) -> std::optional<std::string> {
-      if (a == name) {
-        if (i + 1 == args.size()) return std::nullopt;
-        return args[++i];
-      }
-      return a.substr(name.size() + 1);
-    };
-    auto is_option = [&](const std::string& name) {
-      return a == name || a.rfind(name + "=", 0) == 0;
-    };
-    if (!options_done && (a == "-h" || a == "--help")) {
-      options.help = true;
-    } else if (!options_done && a == "--") {
-      options_done = true;
-    } else if (!options_done && is_option("--backend")) {
-      const std::optional<std::string> v = value_of("--backend");
-      if (!v) return Error{"--backend needs a value: cpu, gpu or auto"};
-      if (*v == "cpu") options.backend = Backend::Cpu;
-      else if (*v == "gpu") options.backend = Backend::Gpu;
-      else if (*v == "auto") options.backend = Backend::Auto;
-      else return Error{"unknown backend '" + *v + "' (expected cpu, gpu or auto)"};
-    } else if (!options_done && is_option("--dump")) {
-      const std::optional<std::string> v = value_of("--dump");
-      if (!v || v->empty()) return Error{"--dump needs a file name"};
-      options.dump = *v;
-    } else if (!options_done && is_option("--seed")) {
-      const std::optional<std::string> v = value_of("--seed");
-      if (!v) return Error{"--seed needs a value"};
-      const char* end = v->data() + v->size();
-      const auto [ptr, ec] = std::from_chars(v->data(), end, options.seed);
-      if (v->empty() || ec != std::errc() || ptr != end) {
-        return Error{"--seed must be an integer from 0 to 18446744073709551615, got '" + *v + "'"};
-      }
-    } else if (!options_done && a.size() > 1 && a[0] == '-') {
-      return Error{"unknown option '" + a + "'"};
-    } else if (options.scene.empty()) {
-      if (a.empty()) return Error{"the SCENE argument is empty"};
-      options.scene = a;
-    } else {
-      return Error{"more than one SCENE given ('" + options.scene + "' and '" + a + "')"};
-    }
-  }
-  return options;
-}
-
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
-// One frame of the frame protocol on the chosen backend: LocalToWorld by DepthOrder position.
-// The GPU path (host/) slots in here: Backend::Gpu, and Backend::Auto when a device is found.
-Result<std::vector<float4x4>> evaluate_frame(Backend backend, const EntityStore& store,
-                                             const DepthOrder& order, std::string& backend_used) {
-  if (backend == Backend::Gpu) {
-    std::fprintf(stderr,
-                 "tprop: the GPU path is not built into this command yet; running the CPU "
-                 "reference\n");
-  }
-  backend_used = "cpu (CPU reference)";
-  CpuReference reference;
-  std::vector<float4x4> local_to_world;
-  reference.evaluate(store, order, local_to_world);
-  return local_to_world;
+uint64_t count_statics(const EntityStore& store, const DepthOrder& order) {
+  uint64_t n = 0;
+  for (uint32_t pos = 0; pos < order.size(); ++pos)
+    n += store.has_at(order.slot[pos], Component::Static);
+  return n;
 }
 
-size_t count_with(const EntityStore& store, const DepthOrder& order, Component c) {
-  size_t n = 0;
-  for (uint32_t pos = 0; pos < order.size(); ++pos) n += store.has_at(order.slot[pos], c);
-  return n;
+// `got` is by position in `got_order`; returns it by position in `order` (both orders hold the
+// same slots; today they are the same sort, this keeps --validate honest if that ever changes).
+std::vector<float4x4> in_order(const DepthOrder& order, const DepthOrder& got_order,
+                               std::vector<float4x4> got) {
+  if (got_order.slot == order.slot) return got;
+  std::vector<float4x4> out(order.size(), float4x4(0.0f));
+  for (uint32_t pos = 0; pos < got_order.size() && pos < got.size(); ++pos) {
+    const uint32_t slot = got_order.slot[pos];
+    if (slot < order.position.size() && order.position[slot] != DepthOrder::kNone)
+      out[order.position[slot]] = got[pos];
+  }
+  return out;
+}
+
+void on_compare_progress(double fraction, void* user) {
+  static_cast<Progress*>(user)->set_fraction(fraction);
+}
+
+int fail(Progress& progress, const std::string& message) {
+  progress.done();
+  std::fprintf(stderr, "tprop run: %s\n", message.c_str());
+  return kExitFailure;
 }
 
 }  // namespace
 
+std::string default_scene() { return std::string(TPROP_ASSETS_DIR) + "/solar_system.json"; }
+
 const char* run_usage() {
   return "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--seed N] [--dump FILE]\n"
+         "                 [--device NAME|INDEX] [--validate] [--json]\n"
          "\n"
          "Loads SCENE (default: the bundled solar system), computes every entity's\n"
-         "LocalToWorld once and prints a summary.\n"
+         "LocalToWorld once and prints a summary: entities, roots, levels, cycles broken,\n"
+         "unknown parents, the backend and device, GPU stage times and ns per entity.\n"
          "\n"
          "  SCENE               a JSON scene (.json; format: README.md), a glTF file (.gltf,\n"
          "                      .glb), a Decentraland CRDT stream (.crdt), or a generator\n"
          "                      spec: gen:chain:N, gen:flat:N, gen:forest:N[:B],\n"
          "                      gen:dcl:SCENES:ENTITIES\n"
-         "  --backend BACKEND   cpu: the CPU reference; gpu: the Vulkan path (not built into\n"
-         "                      this command yet: runs cpu); auto (default): gpu when available\n"
+         "  --backend BACKEND   cpu: the CPU reference; gpu: Vulkan compute (exit 1 without a\n"
+         "                      device); auto (default): gpu when a device is usable, else cpu\n"
+         "                      with a one-line notice on stderr saying why\n"
+         "  --device D          the Vulkan device by index or name part (`tprop devices`);\n"
+         "                      default: the TPROP_DEVICE environment variable, else the best\n"
+         "  --validate          run both backends and print the largest difference of the GPU\n"
+         "                      from the CPU reference, in units of the tolerance (16 float\n"
+         "                      ulps per hierarchy level, relative to the matrix's magnitude;\n"
+         "                      see hierarchy/compare.h) and absolute; exit 1 above it\n"
+         "  --json              print the report as one JSON object on stdout instead\n"
          "  --seed N            the seed of a generator spec (default 1)\n"
-         "  --dump FILE         write every entity's LocalToWorld to FILE as JSON, in id order:\n"
+         "  --dump FILE         write every entity's LocalToWorld to FILE as JSON, in id order,\n"
+         "                      from the backend that ran:\n"
          "                      {\"entities\": [{\"id\": 1, \"name\": \"sun\",\n"
          "                                     \"localToWorld\": [16 numbers, column-major]}]}\n"
          "  -h, --help          print this help\n"
          "\n"
-         "exit status: 0 ok, 1 bad input or runtime failure, 2 usage error\n";
+         "Work longer than a second shows a progress line on stderr when it is a terminal.\n"
+         "exit status: 0 ok, 1 bad input, runtime failure or --validate above the tolerance,\n"
+         "2 usage error\n";
 }
 
 int run_command(const std::vector<std::string>& args) {
@@ -150,59 +110,119 @@ int run_command(const std::vector<std::string>& args) {
     return kExitOk;
   }
 
-  const std::string spec = options.scene.empty() ? kDefaultScene : options.scene;
+  Progress progress = Progress::for_stderr();
+  RunReport report;
+  const std::string spec = options.scene.empty() ? default_scene() : options.scene;
+  progress.phase("loading " + spec);
   auto start = std::chrono::steady_clock::now();
   Result<Scene> loaded = load_scene(spec, options.seed);
+  progress.done();
   if (!loaded) {
     std::fprintf(stderr, "tprop run: %s\n", loaded.error().message.c_str());
-    if (options.scene.empty()) {
+    if (options.scene.empty())
       std::fprintf(stderr, "tprop run: the bundled default scene is missing; name a SCENE\n");
-    }
     return kExitFailure;
   }
-  const double load_ms = ms_since(start);
+  report.load_ms = ms_since(start);
   Scene& scene = *loaded;
   for (const std::string& w : scene.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  report.input = scene.source;
+  report.warnings = scene.warnings.size();
 
-  // The frame protocol (README.md): take the changes, sort, evaluate, then bake the statics.
-  start = std::chrono::steady_clock::now();
-  (void)scene.store.take_changes();  // the first frame sorts unconditionally
-  const DepthOrder order = sort_by_depth(scene.store);
-  const double sort_ms = ms_since(start);
-
-  start = std::chrono::steady_clock::now();
-  std::string backend_used;
-  Result<std::vector<float4x4>> evaluated =
-      evaluate_frame(options.backend, scene.store, order, backend_used);
-  if (!evaluated) {
-    std::fprintf(stderr, "tprop run: %s\n", evaluated.error().message.c_str());
-    return kExitFailure;
+  // The GPU, when the backend or --validate asks for it.
+  std::unique_ptr<GpuBackend> gpu;
+  if (options.backend != Backend::Cpu || options.validate) {
+    progress.phase("opening the Vulkan device");
+    Result<std::unique_ptr<GpuBackend>> opened = GpuBackend::open(options.device);
+    progress.done();
+    if (opened) {
+      gpu = std::move(*opened);
+    } else if (options.backend == Backend::Gpu) {
+      return fail(progress, "--backend gpu: no usable Vulkan device: " + opened.error().message);
+    } else if (options.validate) {
+      return fail(progress, "--validate needs a Vulkan device: " + opened.error().message);
+    } else {
+      report.fallback = opened.error().message;
+      std::fprintf(stderr, "tprop run: no usable Vulkan device (%s); running the CPU reference\n",
+                   report.fallback.c_str());
+    }
   }
-  scene.store.mark_statics_baked();
-  const double evaluate_ms = ms_since(start);
+  const bool on_gpu = options.backend != Backend::Cpu && gpu;
+  report.backend = on_gpu ? "gpu" : "cpu";
+  report.device = on_gpu ? gpu->device_name() : "CPU reference";
 
-  std::printf("input            %s\n", scene.source.c_str());
-  std::printf("entities         %u\n", order.size());
-  std::printf("roots            %u\n", order.roots);
-  std::printf("levels           %u\n", order.level_count());
-  std::printf("cycles broken    %u (%u entities on cycles, standing at the root)\n",
-              order.cycles_broken, order.entities_on_cycles);
-  std::printf("unknown parents  %u (standing at the root)\n", order.unknown_parents);
-  std::printf("static           %zu\n", count_with(scene.store, order, Component::Static));
-  std::printf("backend          %s\n", backend_used.c_str());
-  std::printf("time             load %.2f ms, depth sort %.2f ms, evaluate %.2f ms\n", load_ms,
-              sort_ms, evaluate_ms);
+  // The frame protocol (README.md). With --validate the CPU reference evaluates first without
+  // baking, then the GPU runs the same frame (and bakes), as the GPU tests do.
+  std::optional<Evaluation> cpu_frame, gpu_frame;
+  if (!on_gpu || options.validate) {
+    progress.phase("evaluating on the CPU reference");
+    cpu_frame = evaluate_cpu(scene.store, /*bake=*/!gpu);
+    progress.done();
+  }
+  if (gpu) {
+    progress.phase("evaluating on " + gpu->device_name());
+    Result<Evaluation> evaluated = gpu->evaluate(scene.store);
+    progress.done();
+    if (!evaluated) return fail(progress, evaluated.error().message);
+    gpu_frame = std::move(*evaluated);
+  }
+  const Evaluation& frame = on_gpu ? *gpu_frame : *cpu_frame;
+  report.sort_ms = frame.sort_ms;
+  report.evaluate_ms = frame.evaluate_ms;
+  report.gpu_times = frame.gpu_times;
+  report.entities = frame.order.size();
+  report.roots = frame.order.roots;
+  report.levels = frame.order.level_count();
+  report.cycles_broken = frame.order.cycles_broken;
+  report.entities_on_cycles = frame.order.entities_on_cycles;
+  report.unknown_parents = frame.order.unknown_parents;
+  report.statics = count_statics(scene.store, frame.order);
+
+  if (options.validate) {
+    progress.phase("validating against the CPU reference");
+    const std::vector<float4x4> got =
+        in_order(cpu_frame->order, gpu_frame->order, gpu_frame->local_to_world);
+    Result<Comparison> compared =
+        compare_local_to_world(cpu_frame->order, cpu_frame->local_to_world, got, 8,
+                               on_compare_progress, &progress);
+    progress.done();
+    if (!compared) return fail(progress, compared.error().message);
+    ValidationReport v;
+    v.comparison = std::move(*compared);
+    if (v.comparison.compared > 0)
+      v.worst_entity = scene.store.id_at(cpu_frame->order.slot[v.comparison.worst_position]);
+    report.validation = std::move(v);
+  }
 
   if (!options.dump.empty()) {
+    progress.phase("writing " + options.dump);
     start = std::chrono::steady_clock::now();
-    Status written = write_dump(options.dump, scene, order, *evaluated);
-    if (!written) {
-      std::fprintf(stderr, "tprop run: %s\n", written.error().message.c_str());
-      return kExitFailure;
-    }
-    std::printf("dump             %s (%.2f ms)\n", options.dump.c_str(), ms_since(start));
+    Status written = write_dump(options.dump, scene, frame.order, frame.local_to_world);
+    progress.done();
+    if (!written) return fail(progress, written.error().message);
+    report.dump = options.dump;
+    report.dump_ms = ms_since(start);
+  }
+
+  if (options.json) {
+    std::printf("%s\n", report_json(report).c_str());
+  } else {
+    print_summary(stdout, report);
   }
   std::fflush(stdout);
+  if (report.validation && !report.validation->comparison.within_tolerance()) {
+    const Comparison& c = report.validation->comparison;
+    std::fprintf(stderr, "tprop run: --validate: the GPU differs from the CPU reference beyond "
+                         "the tolerance:\n");
+    for (const Mismatch& m : c.first) {
+      std::fprintf(stderr,
+                   "  entity %u (level %u) element [%d][%d]: GPU %.9g, reference %.9g, "
+                   "tolerance %.3g\n",
+                   scene.store.id_at(cpu_frame->order.slot[m.position]), m.level, m.column, m.row,
+                   m.got, m.expected, m.tolerance);
+    }
+    return kExitFailure;
+  }
   return kExitOk;
 }
 

@@ -1,83 +1,18 @@
 // The built `tprop` binary, run as a user would: exit codes, where messages go, the dump file.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
-#include <fstream>
-#include <set>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#ifndef TPROP_CLI_PATH
-#error "TPROP_CLI_PATH (the built tprop binary) must be defined by the build"
-#endif
+#include "cli_test_support.h"
 
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Unique per process: several build trees may run the suite at the same time on one machine.
-// Every path handed out is removed when the test binary exits.
-std::string temp_path(const std::string& name) {
-  struct Cleanup {
-    std::set<std::string> paths;
-    ~Cleanup() {
-      for (const std::string& p : paths) std::remove(p.c_str());
-    }
-  };
-  static Cleanup cleanup;
-  const std::string path =
-      ::testing::TempDir() + "tprop_cli_" + std::to_string(getpid()) + "_" + name;
-  cleanup.paths.insert(path);
-  return path;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-// Single quotes for the shell; the paths here come from TempDir and the build, but be safe.
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs `tprop ARGS` with stdout captured through the pipe and stderr through a file.
-Outcome run_tprop(const std::string& args) {
-  const std::string err_path = temp_path("stderr.txt");
-  const std::string command = quoted(TPROP_CLI_PATH) + " " + args + " 2>" + quoted(err_path);
-  Outcome o;
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return o;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) o.out.append(buffer, n);
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.err = read_text(err_path);
-  return o;
-}
-
-#define EXPECT_CONTAINS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "in: " << (haystack)
+using namespace tprop::test::cli;
 
 TEST(Cli, RunsTheBundledDefaultScene) {
-  const Outcome o = run_tprop("run");
+  const Outcome o = run_tprop("run --backend cpu");
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_CONTAINS(o.out, "solar_system.json");
   EXPECT_CONTAINS(o.out, "entities");
@@ -151,13 +86,6 @@ TEST(Cli, SummaryCountsRootsLevelsCyclesAndUnknownParents) {
   EXPECT_CONTAINS(o.out, "levels           2\n");
   EXPECT_CONTAINS(o.out, "cycles broken    2 (3 entities on cycles");
   EXPECT_CONTAINS(o.out, "unknown parents  1 ");
-}
-
-TEST(Cli, GpuBackendSaysItIsNotBuiltInAndRunsTheCpuPath) {
-  const Outcome o = run_tprop("run --backend gpu");
-  EXPECT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_CONTAINS(o.err, "GPU path is not built into this command yet");
-  EXPECT_CONTAINS(o.out, "backend          cpu");
 }
 
 TEST(Cli, UsageErrorsExitWithTwo) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compare.h"
 #include "depth_order.h"
 #include "entity_store.h"
 #include "propagator.h"
@@ -70,32 +71,10 @@ class GpuTest : public ::testing::Test {
   ValidationCounts before_;
 };
 
-inline float max_abs(const float4x4& m) {
-  float out = 0.0f;
-  for (int c = 0; c < 4; ++c)
-    for (int r = 0; r < 4; ++r) out = std::max(out, std::fabs(m[c][r]));
-  return out;
-}
-
-// The tolerance of one LocalToWorld at `level` (0 for roots): kPerLevelUlps float epsilons per
-// level, relative to the magnitude of the matrix (at least 1, so that translations near zero
-// are judged against the unit of the scene).
-// Why: the GPU computes the same products as the reference, in the same order, but the
-// compiler may fuse a multiply and an add (one rounding instead of two) and GLSL's `/` (for
-// 1/Scale) is only guaranteed to 2.5 ulp. Each level's 4x4 product sums four terms, adding at
-// most ~4 ulps of its operands' magnitude; the error then carries down the chain through
-// rotations (norm 1) and the scene's bounded scales, so it grows linearly with depth. 16 ulps a
-// level leaves a 4x margin. Larger than that is a wrong rule, not rounding.
-inline constexpr float kPerLevelUlps = 16.0f;
+// The tolerance model and its justification live in hierarchy/compare.h (the CLI's --validate
+// judges by the same one).
 inline float tolerance(const float4x4& reference, uint32_t level) {
-  return kPerLevelUlps * 1.1920929e-7f * float(level + 1) * std::max(1.0f, max_abs(reference));
-}
-
-inline std::vector<uint32_t> levels_of(const DepthOrder& order) {
-  std::vector<uint32_t> level(order.size(), 0);
-  for (uint32_t l = 0; l < order.level_count(); ++l)
-    for (uint32_t p = order.level_offsets[l]; p < order.level_offsets[l + 1]; ++p) level[p] = l;
-  return level;
+  return local_to_world_tolerance(reference, level);
 }
 
 // One frame on both backends, as the frame protocol says (the reference evaluates before the

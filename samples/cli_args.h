@@ -1,0 +1,43 @@
+// The command lines of `tprop run` and `tprop render`, parsed into plain structs. A parse error
+// is a usage error (exit code 2); whether the values make sense (a size the renderer can draw, a
+// device that exists) is judged later, with exit code 1.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "result.h"
+
+namespace tprop::cli {
+
+enum class Backend { Cpu, Gpu, Auto };
+
+struct RunOptions {
+  std::string scene;   // empty: the default scene
+  Backend backend = Backend::Auto;
+  std::string device;  // --device NAME|INDEX; empty: TPROP_DEVICE, else the best device
+  std::string dump;    // empty: no dump
+  uint64_t seed = 1;   // for generator specs
+  bool validate = false;
+  bool json = false;
+  bool help = false;
+};
+
+struct RenderCommandOptions {
+  std::string scene;   // empty: the default scene
+  std::string output;  // -o FILE (required)
+  uint32_t width = 960;
+  uint32_t height = 540;
+  uint64_t seed = 1;
+  bool help = false;
+};
+
+// The arguments after "run" / "render". The error message is for the usage text.
+Result<RunOptions> parse_run_args(const std::vector<std::string>& args);
+Result<RenderCommandOptions> parse_render_args(const std::vector<std::string>& args);
+
+// "WxH" with two decimal integers (each below 2^32): the syntax only, 0 is accepted here.
+Result<std::pair<uint32_t, uint32_t>> parse_size(const std::string& text);
+
+}  // namespace tprop::cli

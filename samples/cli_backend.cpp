@@ -1,0 +1,102 @@
+#include "cli_backend.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "cli_run.h"
+#include "propagator.h"
+#include "reference.h"
+#include "vk_context.h"
+
+namespace tprop::cli {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+}  // namespace
+
+struct GpuBackend::Impl {
+  // The Propagator keeps a pointer into the context: the context is heap-held and outlives it.
+  std::unique_ptr<VulkanContext> context;
+  std::optional<Propagator> propagator;
+};
+
+GpuBackend::GpuBackend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GpuBackend::~GpuBackend() {
+  if (impl_) impl_->propagator.reset();  // before the context it runs on
+}
+
+Result<std::unique_ptr<GpuBackend>> GpuBackend::open(const std::string& device) {
+  ContextOptions options;
+  options.device = device;
+  Result<VulkanContext> context = VulkanContext::create_headless(options);
+  if (!context) return context.error();
+  auto impl = std::make_unique<Impl>();
+  impl->context = std::make_unique<VulkanContext>(std::move(*context));
+  Result<Propagator> propagator = Propagator::create(*impl->context);
+  if (!propagator) {
+    return Error{"setting up the GPU path on '" + impl->context->device_name() +
+                 "' failed: " + propagator.error().message};
+  }
+  impl->propagator.emplace(std::move(*propagator));
+  return std::unique_ptr<GpuBackend>(new GpuBackend(std::move(impl)));
+}
+
+std::string GpuBackend::device_name() const { return impl_->context->device_name(); }
+
+Result<Evaluation> GpuBackend::evaluate(EntityStore& store) {
+  Propagator& gpu = *impl_->propagator;
+  const auto start = std::chrono::steady_clock::now();
+  if (Status st = gpu.run(store); !st) return Error{"the GPU frame failed: " + st.error().message};
+  Result<std::vector<float4x4>> matrices = gpu.read_back();
+  if (!matrices) return Error{"reading the GPU results back failed: " + matrices.error().message};
+  Evaluation e;
+  e.evaluate_ms = ms_since(start);
+  e.order = gpu.order();
+  e.local_to_world = std::move(*matrices);
+  if (Result<StageTimes> times = gpu.stage_times()) e.gpu_times = *times;
+  return e;
+}
+
+Evaluation evaluate_cpu(EntityStore& store, bool bake) {
+  Evaluation e;
+  auto start = std::chrono::steady_clock::now();
+  if (bake) (void)store.take_changes();  // the first frame sorts unconditionally
+  e.order = sort_by_depth(store);
+  e.sort_ms = ms_since(start);
+  start = std::chrono::steady_clock::now();
+  CpuReference reference;
+  reference.evaluate(store, e.order, e.local_to_world);
+  if (bake) store.mark_statics_baked();
+  e.evaluate_ms = ms_since(start);
+  return e;
+}
+
+int devices_command(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "-h" || a == "--help") {
+      std::printf(
+          "usage: tprop devices\n"
+          "\n"
+          "Lists the Vulkan devices with their index. `tprop run --device NAME|INDEX` (or the\n"
+          "TPROP_DEVICE environment variable) picks one by index or by a case-insensitive part\n"
+          "of its name; without either, tprop takes a discrete GPU, then an integrated one,\n"
+          "then a virtual one, then a CPU device (lavapipe).\n");
+      return kExitOk;
+    }
+    std::fprintf(stderr, "tprop devices: unexpected argument '%s'\n", a.c_str());
+    return kExitUsage;
+  }
+  Result<std::vector<std::string>> devices = list_devices();
+  if (!devices) {
+    std::fprintf(stderr, "tprop devices: %s\n", devices.error().message.c_str());
+    return kExitFailure;
+  }
+  for (size_t i = 0; i < devices->size(); ++i) std::printf("[%zu] %s\n", i, (*devices)[i].c_str());
+  return kExitOk;
+}
+
+}  // namespace tprop::cli

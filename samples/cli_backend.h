@@ -1,0 +1,53 @@
+// The two ways `tprop run` computes a frame: the CPU reference and the GPU path (a headless
+// Vulkan context and a Propagator), each following the frame protocol of README.md.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "depth_order.h"
+#include "entity_store.h"
+#include "gpu_timer.h"
+#include "math.h"
+#include "result.h"
+
+namespace tprop::cli {
+
+// One evaluated frame: LocalToWorld by position in `order`.
+struct Evaluation {
+  DepthOrder order;
+  std::vector<float4x4> local_to_world;
+  std::optional<StageTimes> gpu_times;  // GPU path: timestamp queries, when the queue has them
+  double sort_ms = 0;                   // depth sort (CPU path; the GPU path sorts in update)
+  double evaluate_ms = 0;               // wall clock: evaluate, or upload + submit + wait + read
+};
+
+// A headless Vulkan context with a Propagator on it.
+class GpuBackend {
+ public:
+  // `device`: an index or a name substring; empty: TPROP_DEVICE, else the best device. The error
+  // says why no device could be used.
+  static Result<std::unique_ptr<GpuBackend>> open(const std::string& device);
+  ~GpuBackend();
+  std::string device_name() const;
+
+  // One frame: update, record, submit, wait, store.mark_statics_baked(), read back.
+  Result<Evaluation> evaluate(EntityStore& store);
+
+ private:
+  struct Impl;
+  explicit GpuBackend(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// One frame on the CPU reference. With `bake` the whole frame protocol runs (take the changes,
+// sort, evaluate, mark the statics baked); without, the store is left untouched, so that the GPU
+// can run the same frame afterwards (--validate).
+Evaluation evaluate_cpu(EntityStore& store, bool bake);
+
+// `tprop devices`: the Vulkan devices, one a line with its index. Returns the exit code.
+int devices_command(const std::vector<std::string>& args);
+
+}  // namespace tprop::cli

@@ -1,0 +1,106 @@
+// Shared by the cli_tests binary: runs the built `tprop` binary as a user would, capturing its
+// exit code, stdout and stderr (a file, so never a terminal), with temporary files per process.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#ifndef TPROP_CLI_PATH
+#error "TPROP_CLI_PATH (the built tprop binary) must be defined by the build"
+#endif
+
+namespace tprop::test::cli {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Unique per process: several build trees may run the suite at the same time on one machine.
+// Every path handed out is removed when the test binary exits.
+inline std::string temp_path(const std::string& name) {
+  struct Cleanup {
+    std::set<std::string> paths;
+    ~Cleanup() {
+      for (const std::string& p : paths) std::remove(p.c_str());
+    }
+  };
+  static Cleanup cleanup;
+  const std::string path =
+      ::testing::TempDir() + "tprop_cli_" + std::to_string(getpid()) + "_" + name;
+  cleanup.paths.insert(path);
+  return path;
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// Single quotes for the shell; the paths here come from TempDir and the build, but be safe.
+inline std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs `[ENV] tprop ARGS` with stdout captured through the pipe and stderr through a file.
+// `env` is a shell prefix such as "TPROP_DEVICE=no-such-device".
+inline Outcome run_tprop(const std::string& args, const std::string& env = "") {
+  const std::string err_path = temp_path("stderr.txt");
+  const std::string command =
+      env + (env.empty() ? "" : " ") + quoted(TPROP_CLI_PATH) + " " + args + " 2>" + quoted(err_path);
+  Outcome o;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return o;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) o.out.append(buffer, n);
+  const int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  o.err = read_text(err_path);
+  return o;
+}
+
+inline bool gpu_required() {
+  const char* v = std::getenv("TPROP_REQUIRE_GPU");
+  return v && std::string(v) == "1";
+}
+
+// Whether `tprop devices` finds a Vulkan device (asked once per test binary).
+inline bool have_device() {
+  static const bool have = run_tprop("devices").exit_code == 0;
+  return have;
+}
+
+}  // namespace tprop::test::cli
+
+#define EXPECT_CONTAINS(haystack, needle) \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "in: " << (haystack)
+
+// In a test that needs a Vulkan device: skip without one, or fail when TPROP_REQUIRE_GPU=1 (CI).
+#define REQUIRE_DEVICE_OR_SKIP()                                                         \
+  do {                                                                                   \
+    if (!::tprop::test::cli::have_device()) {                                            \
+      if (::tprop::test::cli::gpu_required())                                            \
+        FAIL() << "TPROP_REQUIRE_GPU=1 but `tprop devices` finds no Vulkan device";      \
+      GTEST_SKIP() << "no Vulkan device (`tprop devices` fails); set TPROP_REQUIRE_GPU=1 " \
+                      "to make this a failure";                                          \
+    }                                                                                    \
+  } while (0)
