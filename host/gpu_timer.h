@@ -1,5 +1,7 @@
-// Per-stage GPU times from timestamp queries: upload (copies), compose, propagate. Written into
-// the recorded command buffer; read once the GPU has run it.
+// Per-stage GPU times from timestamp queries: upload (the staging copies, and the scatter pass
+// of a frame with scattered changes), compose, propagate. Written into the recorded command
+// buffer; read once the GPU has run it. lavapipe's timestamps (64 valid bits, 1 ns) agree with
+// the wall-clock time around submit and wait.
 #pragma once
 
 #include <cstdint>
