@@ -9,6 +9,10 @@
 //   store.mark_statics_baked();
 // or simply `propagator.run(store)`, which does all of it and waits.
 //
+// Size limit: each array is one buffer in one allocation, the largest being LocalToWorld at 64
+// bytes an entity, so a scene holds up to maxMemoryAllocationSize / 64 entities (lavapipe: 2 GiB,
+// 33 million; ten million need 640 MB); beyond that update() returns an error naming the buffer.
+//
 // The context must outlive the Propagator. update() rewrites the staging memory that the
 // previously recorded command buffer copies from, so the caller must have waited for that
 // command buffer (fence, timeline semaphore or vkQueueWaitIdle) before calling update() again.
