@@ -1,6 +1,7 @@
 #include "cli_args.h"
 
 #include <charconv>
+#include <cmath>
 #include <optional>
 
 namespace tprop::cli {
@@ -142,6 +143,14 @@ Result<RenderCommandOptions> parse_render_args(const std::vector<std::string>& a
       Result<uint64_t> seed = parse_seed(*v);
       if (!seed) return seed.error();
       o.seed = *seed;
+    } else if (w.is("--cube-size")) {
+      const std::optional<std::string> v = w.value("--cube-size");
+      float size = 0.0f;
+      const char* end = v ? v->data() + v->size() : nullptr;
+      if (!v || v->empty() || std::from_chars(v->data(), end, size).ptr != end ||
+          !std::isfinite(size) || size <= 0.0f)
+        return Error{"--cube-size needs a positive number (half the cube's edge in local units)"};
+      o.cube_size = size;
     } else if (w.is_option()) {
       return Error{"unknown option '" + w.arg() + "'"};
     } else if (Status s = take_scene(o.scene, w.arg()); !s) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct RenderCommandOptions {
   uint32_t width = 960;
   uint32_t height = 540;
   uint64_t seed = 1;
+  std::optional<float> cube_size;  // --cube-size: each cube's half edge; unset: the sample's
   bool help = false;
 };
 

@@ -58,7 +58,10 @@ void Progress::phase(const std::string& label) {
   if (!enabled_) return;
   std::lock_guard lock(mutex_);
   erase_locked();
-  label_ = label;
+  // A line that wraps could not be erased by "\r": keep the label short (a long path keeps its
+  // end, the file name).
+  constexpr size_t kMaxLabel = 40;
+  label_ = label.size() <= kMaxLabel ? label : "..." + label.substr(label.size() - (kMaxLabel - 3));
   fraction_.reset();
   active_ = true;
   started_ = std::chrono::steady_clock::now();

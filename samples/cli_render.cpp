@@ -32,7 +32,7 @@ Status check_writable(const std::string& path) {
 }  // namespace
 
 const char* render_usage() {
-  return "usage: tprop render [SCENE] -o OUT.png [--size WxH] [--seed N]\n"
+  return "usage: tprop render [SCENE] -o OUT.png [--size WxH] [--seed N] [--cube-size S]\n"
          "\n"
          "Propagates SCENE (default: the bundled solar system) on the GPU and draws one cube\n"
          "per entity, scaled and oriented by its LocalToWorld, read straight from tprop's\n"
@@ -42,6 +42,8 @@ const char* render_usage() {
          "  -o, --output   the PNG to write (required)\n"
          "  --size WxH     the image size in pixels, 1 to 16384 a side (default 960x540)\n"
          "  --seed N       the seed of a generator spec (default 1)\n"
+         "  --cube-size S  half the edge of each entity's cube, in its local units (each\n"
+         "                 LocalToWorld scales it); default: the renderer sample's\n"
          "  -h, --help     print this help\n"
          "\n"
          "The device is the first Vulkan device that does graphics and compute.\n"
@@ -84,6 +86,7 @@ int render_command(const std::vector<std::string>& args) {
   sample::RenderOptions render_options;
   render_options.width = options.width;
   render_options.height = options.height;
+  if (options.cube_size) render_options.half_size = *options.cube_size;
   Result<sample::RenderedImage> image = sample::render_scene(*scene, render_options);
   progress.done();
   if (!image) return fail(image.error().message);

@@ -1,4 +1,4 @@
-// `tprop render [SCENE] -o out.png [--size WxH] [--seed N]`: propagate a scene on the GPU and
+// `tprop render [SCENE] -o out.png [--size WxH] [--seed N] [--cube-size S]`: propagate a scene on the GPU and
 // draw one cube per entity with the renderer sample (samples/render_scene.h).
 #pragma once
 

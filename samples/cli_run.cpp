@@ -160,7 +160,7 @@ int run_command(const std::vector<std::string>& args) {
     progress.done();
   }
   if (gpu) {
-    progress.phase("evaluating on " + gpu->device_name());
+    progress.phase("evaluating on the GPU");
     Result<Evaluation> evaluated = gpu->evaluate(scene.store);
     progress.done();
     if (!evaluated) return fail(progress, evaluated.error().message);

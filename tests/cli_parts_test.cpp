@@ -106,7 +106,15 @@ TEST(CliArgs, RenderNeedsAnOutput) {
   EXPECT_EQ(o->height, 32u);
   EXPECT_EQ(o->seed, 5u);
   EXPECT_TRUE(o->scene.empty());
+  EXPECT_FALSE(o->cube_size.has_value());
   EXPECT_TRUE(parse_render_args({"--help"}).ok());
+  auto sized = parse_render_args({"-o", "a.png", "--cube-size", "1.5"});
+  ASSERT_TRUE(sized.ok());
+  EXPECT_EQ(sized->cube_size, 1.5f);
+  EXPECT_FALSE(parse_render_args({"-o", "a.png", "--cube-size", "0"}).ok());
+  EXPECT_FALSE(parse_render_args({"-o", "a.png", "--cube-size", "-1"}).ok());
+  EXPECT_FALSE(parse_render_args({"-o", "a.png", "--cube-size", "big"}).ok());
+  EXPECT_FALSE(parse_render_args({"-o", "a.png", "--cube-size", "inf"}).ok());
 }
 
 // Entity 1 at the root, entity 2 its child: positions 0 (level 0) and 1 (level 1).
