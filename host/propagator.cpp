@@ -89,7 +89,12 @@ struct Mirrored {
 
 struct Propagator::Impl {
   const ContextState* s = nullptr;
+  PropagatorOptions options;
   ComputePipelines pipes;
+  VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
+  VkDescriptorSet descriptor_set = VK_NULL_HANDLE;
+  VkBuffer described[gpu::kBindingCount] = {};  // what descriptor_set points at now
+  Addressing addressing = Addressing::DeviceAddress;
   GpuTimer timer;
   VkCommandPool pool = VK_NULL_HANDLE;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
@@ -132,6 +137,7 @@ struct Propagator::Impl {
   ~Impl() {
     if (!s) return;
     if (fence) s->vk.vkDestroyFence(s->device, fence, nullptr);
+    if (descriptor_pool) s->vk.vkDestroyDescriptorPool(s->device, descriptor_pool, nullptr);
     if (pool) s->vk.vkDestroyCommandPool(s->device, pool, nullptr);
   }
 
@@ -374,6 +380,57 @@ struct Propagator::Impl {
     return ok_status();
   }
 
+  // The buffer behind each binding; an absent optional table is stood in for by the flags
+  // buffer (never read: no flag points into it).
+  void binding_buffers(const Buffer* out[gpu::kBindingCount]) const {
+    const Buffer* fallback = &arrays[kFlags].device;
+    out[gpu::kBindingFlags] = &arrays[kFlags].device;
+    out[gpu::kBindingTranslation] = &arrays[kTranslation].device;
+    out[gpu::kBindingRotation] = &arrays[kRotation].device;
+    out[gpu::kBindingScale] = &arrays[kScale].device;
+    out[gpu::kBindingParent] = &arrays[kParent].device;
+    out[gpu::kBindingRareIndex] = &arrays[kRareIndex].device;
+    out[gpu::kBindingStaticIndex] = &arrays[kStaticIndex].device;
+    out[gpu::kBindingRare] = rare.device ? &rare.device : fallback;
+    out[gpu::kBindingFrozen] = frozen ? &frozen : fallback;
+    out[gpu::kBindingWorld] = &world;
+    out[gpu::kBindingLevelOffsets] = &levels.device;
+    out[gpu::kBindingDeltas] = deltas.device ? &deltas.device : fallback;
+  }
+
+  // Descriptors when allowed and every array fits in one binding; the set is rewritten only
+  // when a buffer behind it changed (growth, a new table), which update() may do because the
+  // previous frame has completed.
+  void choose_addressing() {
+    const VkPhysicalDeviceLimits& lim = s->properties.limits;
+    const Buffer* b[gpu::kBindingCount];
+    binding_buffers(b);
+    bool fits = options.prefer_descriptors && descriptor_set != VK_NULL_HANDLE &&
+                lim.maxPerStageDescriptorStorageBuffers >= gpu::kBindingCount &&
+                lim.maxDescriptorSetStorageBuffers >= gpu::kBindingCount;
+    for (uint32_t i = 0; i < gpu::kBindingCount && fits; ++i)
+      fits = b[i]->size() <= lim.maxStorageBufferRange;
+    addressing = fits ? Addressing::Descriptors : Addressing::DeviceAddress;
+    if (!fits) return;
+    bool changed = false;
+    for (uint32_t i = 0; i < gpu::kBindingCount; ++i) changed |= described[i] != b[i]->handle();
+    if (!changed) return;
+    VkDescriptorBufferInfo infos[gpu::kBindingCount];
+    VkWriteDescriptorSet writes[gpu::kBindingCount];
+    for (uint32_t i = 0; i < gpu::kBindingCount; ++i) {
+      infos[i] = {b[i]->handle(), 0, VK_WHOLE_SIZE};
+      writes[i] = VkWriteDescriptorSet{};
+      writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+      writes[i].dstSet = descriptor_set;
+      writes[i].dstBinding = i;
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+      described[i] = b[i]->handle();
+    }
+    s->vk.vkUpdateDescriptorSets(s->device, gpu::kBindingCount, writes, 0, nullptr);
+  }
+
   gpu::ScenePush push_constants() const {
     gpu::ScenePush p{};
     p.flags = arrays[kFlags].device.address();
@@ -411,13 +468,33 @@ Propagator::Propagator(Propagator&&) noexcept = default;
 Propagator& Propagator::operator=(Propagator&&) noexcept = default;
 Propagator::~Propagator() = default;
 
-Result<Propagator> Propagator::create(const VulkanContext& context) {
+Result<Propagator> Propagator::create(const VulkanContext& context,
+                                      const PropagatorOptions& options) {
   auto impl = std::make_unique<Impl>();
   const ContextState& s = context.state();
   impl->s = &s;
+  impl->options = options;
   auto pipes = ComputePipelines::create(s);
   if (!pipes) return pipes.error();
   impl->pipes = std::move(*pipes);
+
+  const VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, gpu::kBindingCount};
+  VkDescriptorPoolCreateInfo dpci{};
+  dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+  dpci.maxSets = 1;
+  dpci.poolSizeCount = 1;
+  dpci.pPoolSizes = &pool_size;
+  VkResult pr = s.vk.vkCreateDescriptorPool(s.device, &dpci, nullptr, &impl->descriptor_pool);
+  if (pr != VK_SUCCESS) return Error{"creating a descriptor pool failed: " + describe(pr)};
+  const VkDescriptorSetLayout set_layout = impl->pipes.set_layout();
+  VkDescriptorSetAllocateInfo dsai{};
+  dsai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+  dsai.descriptorPool = impl->descriptor_pool;
+  dsai.descriptorSetCount = 1;
+  dsai.pSetLayouts = &set_layout;
+  pr = s.vk.vkAllocateDescriptorSets(s.device, &dsai, &impl->descriptor_set);
+  if (pr != VK_SUCCESS) return Error{"allocating a descriptor set failed: " + describe(pr)};
+  set_debug_name(s, VK_OBJECT_TYPE_DESCRIPTOR_SET, impl->descriptor_set, "tprop.scene");
   auto timer = GpuTimer::create(s);
   if (!timer) return timer.error();
   impl->timer = std::move(*timer);
@@ -479,6 +556,8 @@ Status Propagator::update(EntityStore& store) {
     return st;
   }
   m.packed = true;
+  m.choose_addressing();
+  m.stats.descriptors = m.addressing == Addressing::Descriptors;
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();
   return ok_status();
@@ -521,8 +600,12 @@ void Propagator::record(VkCommandBuffer cmd) {
   }
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
   gpu::ScenePush push = m.push_constants();
+  const PassPipelines& passes = m.pipes.passes(m.addressing);
+  if (m.addressing == Addressing::Descriptors)
+    s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0, 1,
+                                 &m.descriptor_set, 0, nullptr);
   if (m.delta_count) {
-    s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.scatter());
+    s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, passes.scatter);
     push.first = 0;
     push.count = m.delta_count;
     m.pipes.push(cmd, push);
@@ -535,7 +618,7 @@ void Propagator::record(VkCommandBuffer cmd) {
 
   begin_label(s, cmd, "tprop.compose");
   if (n > 0) {
-    s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.compose());
+    s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, passes.compose);
     push.first = 0;
     push.count = n;
     m.pipes.push(cmd, push);
@@ -550,7 +633,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   for (const Step& step : m.steps) {
     // Each level reads what the previous dispatch (or compose) wrote.
     barrier(s, cmd, kComputeWrite, kComputeReadWrite);
-    const VkPipeline p = step.narrow ? m.pipes.propagate_narrow() : m.pipes.propagate_wide();
+    const VkPipeline p = step.narrow ? passes.propagate_narrow : passes.propagate_wide;
     if (p != bound) {
       s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
       bound = p;

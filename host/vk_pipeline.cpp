@@ -19,6 +19,18 @@ const uint32_t kPropagateNarrowSpirv[] =
 const uint32_t kScatterSpirv[] =
 #include "scatter.spv.inc"
     ;
+const uint32_t kComposeDescSpirv[] =
+#include "compose_desc.spv.inc"
+    ;
+const uint32_t kPropagateWideDescSpirv[] =
+#include "propagate_wide_desc.spv.inc"
+    ;
+const uint32_t kPropagateNarrowDescSpirv[] =
+#include "propagate_narrow_desc.spv.inc"
+    ;
+const uint32_t kScatterDescSpirv[] =
+#include "scatter_desc.spv.inc"
+    ;
 
 Result<VkPipeline> make_pipeline(const ContextState& s, VkPipelineLayout layout,
                                  const uint32_t* code, size_t bytes, const char* name) {
@@ -45,37 +57,77 @@ Result<VkPipeline> make_pipeline(const ContextState& s, VkPipelineLayout layout,
   return pipeline;
 }
 
+struct PassSources {
+  const uint32_t* code[4];
+  size_t bytes[4];
+  const char* name[4];
+};
+
+Status make_passes(const ContextState& s, VkPipelineLayout layout, const PassSources& src,
+                   PassPipelines& out) {
+  VkPipeline* slots[4] = {&out.compose, &out.propagate_wide, &out.propagate_narrow, &out.scatter};
+  for (int i = 0; i < 4; ++i) {
+    auto p = make_pipeline(s, layout, src.code[i], src.bytes[i], src.name[i]);
+    if (!p) return p.error();
+    *slots[i] = *p;
+  }
+  return ok_status();
+}
+
+void destroy_passes(const ContextState& s, PassPipelines& p) {
+  for (VkPipeline* x : {&p.compose, &p.propagate_wide, &p.propagate_narrow, &p.scatter}) {
+    if (*x) s.vk.vkDestroyPipeline(s.device, *x, nullptr);
+    *x = VK_NULL_HANDLE;
+  }
+}
+
 }  // namespace
 
 Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
   ComputePipelines out;
   out.state_ = &s;
+
+  VkDescriptorSetLayoutBinding bindings[gpu::kBindingCount]{};
+  for (uint32_t b = 0; b < gpu::kBindingCount; ++b) {
+    bindings[b].binding = b;
+    bindings[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[b].descriptorCount = 1;
+    bindings[b].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo dslci{};
+  dslci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+  dslci.bindingCount = gpu::kBindingCount;
+  dslci.pBindings = bindings;
+  VkResult r = s.vk.vkCreateDescriptorSetLayout(s.device, &dslci, nullptr, &out.set_layout_);
+  if (r != VK_SUCCESS) return Error{"creating the descriptor set layout failed: " + describe(r)};
+
   VkPushConstantRange range{};
   range.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   range.offset = 0;
   range.size = sizeof(gpu::ScenePush);
   VkPipelineLayoutCreateInfo plci{};
   plci.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  plci.setLayoutCount = 1;
+  plci.pSetLayouts = &out.set_layout_;
   plci.pushConstantRangeCount = 1;
   plci.pPushConstantRanges = &range;
-  VkResult r = s.vk.vkCreatePipelineLayout(s.device, &plci, nullptr, &out.layout_);
+  r = s.vk.vkCreatePipelineLayout(s.device, &plci, nullptr, &out.layout_);
   if (r != VK_SUCCESS) return Error{"creating the pipeline layout failed: " + describe(r)};
   set_debug_name(s, VK_OBJECT_TYPE_PIPELINE_LAYOUT, out.layout_, "tprop.layout");
 
-  auto compose = make_pipeline(s, out.layout_, kComposeSpirv, sizeof(kComposeSpirv), "tprop.compose");
-  if (!compose) return compose.error();
-  out.compose_ = *compose;
-  auto wide = make_pipeline(s, out.layout_, kPropagateWideSpirv, sizeof(kPropagateWideSpirv),
-                            "tprop.propagate_wide");
-  if (!wide) return wide.error();
-  out.wide_ = *wide;
-  auto narrow = make_pipeline(s, out.layout_, kPropagateNarrowSpirv, sizeof(kPropagateNarrowSpirv),
-                              "tprop.propagate_narrow");
-  if (!narrow) return narrow.error();
-  out.narrow_ = *narrow;
-  auto scatter = make_pipeline(s, out.layout_, kScatterSpirv, sizeof(kScatterSpirv), "tprop.scatter");
-  if (!scatter) return scatter.error();
-  out.scatter_ = *scatter;
+  const PassSources addresses{
+      {kComposeSpirv, kPropagateWideSpirv, kPropagateNarrowSpirv, kScatterSpirv},
+      {sizeof(kComposeSpirv), sizeof(kPropagateWideSpirv), sizeof(kPropagateNarrowSpirv),
+       sizeof(kScatterSpirv)},
+      {"tprop.compose", "tprop.propagate_wide", "tprop.propagate_narrow", "tprop.scatter"}};
+  const PassSources descriptors{
+      {kComposeDescSpirv, kPropagateWideDescSpirv, kPropagateNarrowDescSpirv, kScatterDescSpirv},
+      {sizeof(kComposeDescSpirv), sizeof(kPropagateWideDescSpirv),
+       sizeof(kPropagateNarrowDescSpirv), sizeof(kScatterDescSpirv)},
+      {"tprop.compose_desc", "tprop.propagate_wide_desc", "tprop.propagate_narrow_desc",
+       "tprop.scatter_desc"}};
+  if (Status st = make_passes(s, out.layout_, addresses, out.addresses_); !st) return st.error();
+  if (Status st = make_passes(s, out.layout_, descriptors, out.descriptors_); !st) return st.error();
   return out;
 }
 
@@ -83,23 +135,25 @@ ComputePipelines& ComputePipelines::operator=(ComputePipelines&& other) noexcept
   if (this == &other) return *this;
   reset();
   state_ = other.state_;
+  set_layout_ = other.set_layout_;
   layout_ = other.layout_;
-  compose_ = other.compose_;
-  wide_ = other.wide_;
-  narrow_ = other.narrow_;
-  scatter_ = other.scatter_;
+  addresses_ = other.addresses_;
+  descriptors_ = other.descriptors_;
+  other.set_layout_ = VK_NULL_HANDLE;
   other.layout_ = VK_NULL_HANDLE;
-  other.compose_ = other.wide_ = other.narrow_ = other.scatter_ = VK_NULL_HANDLE;
+  other.addresses_ = PassPipelines{};
+  other.descriptors_ = PassPipelines{};
   return *this;
 }
 
 void ComputePipelines::reset() {
   if (!state_) return;
-  for (VkPipeline p : {compose_, wide_, narrow_, scatter_})
-    if (p) state_->vk.vkDestroyPipeline(state_->device, p, nullptr);
+  destroy_passes(*state_, addresses_);
+  destroy_passes(*state_, descriptors_);
   if (layout_) state_->vk.vkDestroyPipelineLayout(state_->device, layout_, nullptr);
-  compose_ = wide_ = narrow_ = scatter_ = VK_NULL_HANDLE;
+  if (set_layout_) state_->vk.vkDestroyDescriptorSetLayout(state_->device, set_layout_, nullptr);
   layout_ = VK_NULL_HANDLE;
+  set_layout_ = VK_NULL_HANDLE;
 }
 
 void ComputePipelines::push(VkCommandBuffer cmd, const gpu::ScenePush& push) const {

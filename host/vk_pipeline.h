@@ -1,6 +1,7 @@
 // Private to host/: the compute pipelines, built from the SPIR-V that shaders/CMakeLists.txt
-// embeds, with one pipeline layout: no descriptor sets, only the ScenePush push constants
-// (every array is reached by buffer device address).
+// embeds, in two variants that share one pipeline layout (the ScenePush push constants plus one
+// descriptor set of kBindingCount storage buffers): the passes reaching the arrays by buffer
+// device address, and the same passes reaching them through the descriptor set.
 #pragma once
 
 #include "vk_context_state.h"
@@ -8,6 +9,15 @@
 #include "scene_layout.h"
 
 namespace tprop {
+
+enum class Addressing : uint8_t { DeviceAddress, Descriptors };
+
+struct PassPipelines {
+  VkPipeline compose = VK_NULL_HANDLE;
+  VkPipeline propagate_wide = VK_NULL_HANDLE;
+  VkPipeline propagate_narrow = VK_NULL_HANDLE;
+  VkPipeline scatter = VK_NULL_HANDLE;
+};
 
 class ComputePipelines {
  public:
@@ -22,20 +32,19 @@ class ComputePipelines {
   void reset();
 
   VkPipelineLayout layout() const { return layout_; }
-  VkPipeline compose() const { return compose_; }
-  VkPipeline propagate_wide() const { return wide_; }
-  VkPipeline propagate_narrow() const { return narrow_; }
-  VkPipeline scatter() const { return scatter_; }
+  VkDescriptorSetLayout set_layout() const { return set_layout_; }
+  const PassPipelines& passes(Addressing a) const {
+    return a == Addressing::Descriptors ? descriptors_ : addresses_;
+  }
 
   void push(VkCommandBuffer cmd, const gpu::ScenePush& push) const;
 
  private:
   const ContextState* state_ = nullptr;
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
-  VkPipeline compose_ = VK_NULL_HANDLE;
-  VkPipeline wide_ = VK_NULL_HANDLE;
-  VkPipeline narrow_ = VK_NULL_HANDLE;
-  VkPipeline scatter_ = VK_NULL_HANDLE;
+  PassPipelines addresses_;
+  PassPipelines descriptors_;
 };
 
 }  // namespace tprop

@@ -8,19 +8,19 @@
 layout(local_size_x = TPROP_COMPOSE_GROUP_SIZE) in;
 
 mat4 parent_scale_inverse(uint pos, uint rare) {
-  uint parent = UintArray(pc.parent).v[pos];
-  uint parent_flags = UintArray(pc.flags).v[parent];
+  uint parent = PARENT[pos];
+  uint parent_flags = FLAGS[parent];
   // NOTES.md: the parent writes the inverse of its CompositeScale, else 1/Scale, else
   // 1/NonUniformScale (one vec4: the host resolved which), else the child keeps its own value.
   if ((parent_flags & kFlagCompositeScale) != 0u) {
-    uint parent_rare = UintArray(pc.rare_index).v[parent];
-    return RareArray(pc.rare).v[parent_rare].inverse_composite_scale;
+    uint parent_rare = RARE_INDEX[parent];
+    return RARE[parent_rare].inverse_composite_scale;
   }
   if ((parent_flags & kFlagScale) != 0u) {
-    vec3 s = 1.0 / Vec4Array(pc.scale).v[parent].xyz;
+    vec3 s = 1.0 / SCALE[parent].xyz;
     return mat4(vec4(s.x, 0, 0, 0), vec4(0, s.y, 0, 0), vec4(0, 0, s.z, 0), vec4(0, 0, 0, 1));
   }
-  if (rare != kNoIndex) return RareArray(pc.rare).v[rare].user_parent_scale_inverse;
+  if (rare != kNoIndex) return RARE[rare].user_parent_scale_inverse;
   return mat4(1.0);
 }
 
@@ -37,16 +37,16 @@ mat4 rotation_matrix(vec4 q) {
 mat4 local_matrix(uint pos, uint f, uint rare) {
   mat4 rot = mat4(1.0);
   if ((f & kFlagCompositeRotation) != 0u) {
-    rot = RareArray(pc.rare).v[rare].composite_rotation;
+    rot = RARE[rare].composite_rotation;
   } else if ((f & kFlagRotation) != 0u) {
-    rot = rotation_matrix(Vec4Array(pc.rotation).v[pos]);
+    rot = rotation_matrix(ROTATION[pos]);
   }
-  vec3 t = (f & kFlagTranslation) != 0u ? Vec4Array(pc.translation).v[pos].xyz : vec3(0.0);
+  vec3 t = (f & kFlagTranslation) != 0u ? TRANSLATION[pos].xyz : vec3(0.0);
 
   if ((f & (kFlagParentScaleInverse | kFlagCompositeRotation | kFlagCompositeScale)) == 0u) {
     // The common case T * R * S (R a pure rotation) in closed form: the products with 0 and 1
     // that the reference does are exact, so this gives the same bits for less work.
-    vec3 s = (f & kFlagScale) != 0u ? Vec4Array(pc.scale).v[pos].xyz : vec3(1.0);
+    vec3 s = (f & kFlagScale) != 0u ? SCALE[pos].xyz : vec3(1.0);
     return mat4(rot[0] * s.x, rot[1] * s.y, rot[2] * s.z, vec4(t, 1.0));
   }
 
@@ -55,9 +55,9 @@ mat4 local_matrix(uint pos, uint f, uint rare) {
   if ((f & kFlagParentScaleInverse) != 0u) m = m * parent_scale_inverse(pos, rare);
   m = m * rot;
   if ((f & kFlagCompositeScale) != 0u) {
-    m = m * RareArray(pc.rare).v[rare].composite_scale;
+    m = m * RARE[rare].composite_scale;
   } else if ((f & kFlagScale) != 0u) {
-    vec3 s = Vec4Array(pc.scale).v[pos].xyz;
+    vec3 s = SCALE[pos].xyz;
     m = m * mat4(vec4(s.x, 0, 0, 0), vec4(0, s.y, 0, 0), vec4(0, 0, s.z, 0), vec4(0, 0, 0, 1));
   }
   return m;
@@ -67,21 +67,21 @@ void main() {
   uint i = flat_invocation(kComposeGroupSize);
   if (i >= pc.count) return;
   uint pos = pc.first + i;
-  uint f = UintArray(pc.flags).v[pos];
-  uint rare = UintArray(pc.rare_index).v[pos];
+  uint f = FLAGS[pos];
+  uint rare = RARE_INDEX[pos];
 
   mat4 m;
   if ((f & kFlagReadFrozen) != 0u) {
-    m = Mat4Array(pc.frozen).v[UintArray(pc.static_index).v[pos]];
+    m = FROZEN[STATIC_INDEX[pos]];
   } else if ((f & kFlagUserWorld) != 0u) {
-    m = rare != kNoIndex ? RareArray(pc.rare).v[rare].user_local_to_world : mat4(1.0);
+    m = rare != kNoIndex ? RARE[rare].user_local_to_world : mat4(1.0);
   } else if ((f & kFlagUserLocal) != 0u) {
-    m = rare != kNoIndex ? RareArray(pc.rare).v[rare].user_local_to_parent : mat4(1.0);
+    m = rare != kNoIndex ? RARE[rare].user_local_to_parent : mat4(1.0);
   } else {
     m = local_matrix(pos, f, rare);
   }
-  Mat4Array(pc.local_to_world).v[pos] = m;
+  WORLD[pos] = m;
   if ((f & (kFlagStoreFrozen | kFlagWorldFinal)) == (kFlagStoreFrozen | kFlagWorldFinal)) {
-    Mat4Array(pc.frozen).v[UintArray(pc.static_index).v[pos]] = m;
+    FROZEN[STATIC_INDEX[pos]] = m;
   }
 }

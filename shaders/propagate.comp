@@ -15,23 +15,21 @@ layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
 #endif
 
 void propagate(uint pos) {
-  uint f = UintArray(pc.flags).v[pos];
+  uint f = FLAGS[pos];
   if ((f & kFlagWorldFinal) != 0u) return;
-  uint parent = UintArray(pc.parent).v[pos];
-  Mat4Array world = Mat4Array(pc.local_to_world);
-  mat4 m = world.v[parent] * world.v[pos];
-  world.v[pos] = m;
+  uint parent = PARENT[pos];
+  mat4 m = WORLD[parent] * WORLD[pos];
+  WORLD[pos] = m;
   if ((f & kFlagStoreFrozen) != 0u) {
-    Mat4Array(pc.frozen).v[UintArray(pc.static_index).v[pos]] = m;
+    FROZEN[STATIC_INDEX[pos]] = m;
   }
 }
 
 void main() {
 #ifdef TPROP_NARROW
-  UintArray offsets = UintArray(pc.level_offsets);
   for (uint level = pc.level_begin; level < pc.level_end; ++level) {
-    uint end = offsets.v[level + 1u];
-    for (uint pos = offsets.v[level] + gl_LocalInvocationID.x; pos < end;
+    uint end = LEVEL_OFFSETS[level + 1u];
+    for (uint pos = LEVEL_OFFSETS[level] + gl_LocalInvocationID.x; pos < end;
          pos += TPROP_NARROW_GROUP_SIZE) {
       propagate(pos);
     }

@@ -7,26 +7,16 @@
 
 layout(local_size_x = TPROP_COMPOSE_GROUP_SIZE) in;
 
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer DeltaArray {
-  EntityDelta v[];
-};
-layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer UintOut {
-  uint v[];
-};
-layout(buffer_reference, std430, buffer_reference_align = 16) writeonly buffer Vec4Out {
-  vec4 v[];
-};
-
 void main() {
   uint i = flat_invocation(TPROP_COMPOSE_GROUP_SIZE);
   if (i >= pc.count) return;
-  EntityDelta d = DeltaArray(pc.deltas).v[i];
+  EntityDelta d = DELTAS[i];
   uint pos = d.position;
-  UintOut(pc.flags).v[pos] = d.flags;
-  UintOut(pc.parent).v[pos] = d.parent;
-  UintOut(pc.rare_index).v[pos] = d.rare_index;
-  UintOut(pc.static_index).v[pos] = d.static_index;
-  Vec4Out(pc.translation).v[pos] = d.translation;
-  Vec4Out(pc.rotation).v[pos] = d.rotation;
-  Vec4Out(pc.scale).v[pos] = d.scale;
+  FLAGS[pos] = d.flags;
+  PARENT[pos] = d.parent;
+  RARE_INDEX[pos] = d.rare_index;
+  STATIC_INDEX[pos] = d.static_index;
+  TRANSLATION[pos] = d.translation;
+  ROTATION[pos] = d.rotation;
+  SCALE[pos] = d.scale;
 }

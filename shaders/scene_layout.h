@@ -1,7 +1,9 @@
 // The one description of the GPU scene layout, included by the GLSL compute shaders and by C++
-// (hierarchy/gpu_pack.h, host/propagator.cpp). Every storage array is reached through a buffer
-// device address passed in the push constants, so no single binding is bound by
-// maxStorageBufferRange (128 MiB on lavapipe) and a 10-million-entity scene fits.
+// (hierarchy/gpu_pack.h, host/propagator.cpp). Every storage array can be reached through a
+// buffer device address passed in the push constants, so no single binding is bound by
+// maxStorageBufferRange (128 MiB on lavapipe) and a 10-million-entity scene fits; when every
+// array fits in one binding the passes use descriptors instead (faster on lavapipe, see
+// scene_access.glsl).
 //
 // Arrays indexed by depth-sorted position (DepthOrder): flags, translation, rotation, scale,
 // parent, rare_index, static_index, local_to_world. The rare table is indexed by rare_index, the
@@ -47,6 +49,22 @@ TPROP_CONST kNarrowLevelsPerDispatch = 4096u;
 TPROP_CONST kMaxGroupsPerDimension = 65535u;
 
 TPROP_CONST kNoIndex = 0xffffffffu;
+
+// The descriptor variant of the passes (TPROP_DESCRIPTORS in scene_access.glsl): set 0, one
+// storage buffer per array, in this order.
+TPROP_CONST kBindingFlags = 0u;
+TPROP_CONST kBindingTranslation = 1u;
+TPROP_CONST kBindingRotation = 2u;
+TPROP_CONST kBindingScale = 3u;
+TPROP_CONST kBindingParent = 4u;
+TPROP_CONST kBindingRareIndex = 5u;
+TPROP_CONST kBindingStaticIndex = 6u;
+TPROP_CONST kBindingRare = 7u;
+TPROP_CONST kBindingFrozen = 8u;
+TPROP_CONST kBindingWorld = 9u;
+TPROP_CONST kBindingLevelOffsets = 10u;
+TPROP_CONST kBindingDeltas = 11u;
+TPROP_CONST kBindingCount = 12u;
 
 // flags[pos]: what the host resolved about the entity (hierarchy/gpu_pack.cpp decides; the
 // shaders only follow). Presence bits first; a parent's bits are read by its children.

@@ -135,6 +135,28 @@ TEST_F(GpuRandom, AHundredThousandDeepChainIsPropagatedToTheLastLevel) {
   EXPECT_EQ(world->back()[3], float4(float(n), 0, 5, 1));
 }
 
+// The device-address passes (what scenes beyond one binding per array use) on a random scene
+// with frames and on a deep chain, against the reference; the default passes must agree too.
+TEST_F(GpuRandom, DeviceAddressPassesMatchTheReference) {
+  EntityStore store;
+  ValueSource v(11);
+  build_random_scene(store, 20000, 64, v);
+  store.create(1'000'000);  // and a chain of 5000 below it
+  for (EntityId id = 1'000'001; id < 1'005'000; ++id) {
+    store.create(id);
+    store.set_translation(id, v.vec(1));
+    store.set_parent(id, id - 1);
+  }
+  Propagator by_address = make_propagator(ctx(), {.prefer_descriptors = false});
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(by_address, cpu, store, "addresses, first frame"), 1.0);
+  EXPECT_FALSE(by_address.last_frame().descriptors);
+  for (uint32_t k = 0; k < 2000; ++k) store.set_translation(v.below(20000), v.vec(5));
+  EXPECT_LE(frame_and_compare(by_address, cpu, store, "addresses, scattered values"), 1.0);
+  store.set_parent(1'000'000, 3);
+  EXPECT_LE(frame_and_compare(by_address, cpu, store, "addresses, hierarchy"), 1.0);
+}
+
 // Levels on both sides of the narrow/wide boundary, alternating, so that batched runs of narrow
 // levels and per-level wide dispatches hand over to each other in every order.
 TEST_F(GpuRandom, NarrowAndWideLevelsAlternate) {

@@ -144,11 +144,15 @@ void build_rule_table(EntityStore& store, ValueSource& v) {
   store.set_parent(base + 3, base + 1);
 }
 
-TEST_F(GpuRules, EveryComponentCombinationMatchesTheReferenceOverFrames) {
+// Both ways the passes reach the arrays: descriptors (the default for scenes that fit one
+// binding per array) and buffer device addresses (larger scenes).
+class GpuRulesBothPaths : public GpuTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GpuRulesBothPaths, EveryComponentCombinationMatchesTheReferenceOverFrames) {
   EntityStore store;
   ValueSource v(42);
   build_rule_table(store, v);
-  Propagator gpu = make_propagator(ctx());
+  Propagator gpu = make_propagator(ctx(), {.prefer_descriptors = GetParam()});
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 1"), 1.0);
 
@@ -172,7 +176,15 @@ TEST_F(GpuRules, EveryComponentCombinationMatchesTheReferenceOverFrames) {
   EXPECT_TRUE(gpu.last_frame().resorted);
 
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 4 (nothing changed)"), 1.0);
+  if (!GetParam()) {
+    EXPECT_FALSE(gpu.last_frame().descriptors);
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Addressing, GpuRulesBothPaths, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "Descriptors" : "DeviceAddresses";
+                         });
 
 TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
   EntityStore store;

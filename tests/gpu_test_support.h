@@ -198,8 +198,8 @@ inline void add_features(EntityStore& store, EntityId e, uint32_t f, ValueSource
   if (f & kStatic) store.add(e, Component::Static);
 }
 
-inline Propagator make_propagator(VulkanContext& ctx) {
-  auto p = Propagator::create(ctx);
+inline Propagator make_propagator(VulkanContext& ctx, const PropagatorOptions& options = {}) {
+  auto p = Propagator::create(ctx, options);
   if (!p) {
     ADD_FAILURE() << p.error().message;
     std::abort();
