@@ -91,7 +91,10 @@ class Propagator {
   // recorded makes the next one pack everything again).
   Status update(EntityStore& store);
   // Records the upload copies, compose and propagation of the last update() into `cmd` (a
-  // primary command buffer in the recording state, for a queue of the context's family).
+  // primary command buffer in the recording state, for a queue of the context's family). It
+  // binds its own compute pipelines, descriptor set 0 and push constants: the caller's compute
+  // bindings are not preserved. The recorded commands are meant for one submission before the
+  // next update(), which may rewrite the descriptor set they use.
   void record(VkCommandBuffer cmd);
   // update + record into an internal command buffer + submit + wait + store.mark_statics_baked().
   Status run(EntityStore& store);
