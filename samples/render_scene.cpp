@@ -216,19 +216,55 @@ void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageAspectFlags aspect
 
 }  // namespace
 
-float4x4 framing_view_proj(const std::vector<float3>& points, float aspect) {
+float4x4 framing_view_proj(const std::vector<float3>& all_points, float aspect) {
+  // Frame the bulk of the scene: points further from the median centre than three times the
+  // median distance (a star field around a solar system, a far-away camera rig) stay out of
+  // the bounds, so a few outliers do not shrink the scene to a dot.
+  std::vector<float3> points;
+  for (const float3& p : all_points)
+    if (std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z)) points.push_back(p);
+  if (points.size() >= 8) {
+    float3 median;
+    std::vector<float> axis(points.size());
+    for (int a = 0; a < 3; ++a) {
+      for (size_t i = 0; i < points.size(); ++i) axis[i] = points[i][a];
+      std::nth_element(axis.begin(), axis.begin() + axis.size() / 2, axis.end());
+      median[a] = axis[axis.size() / 2];
+    }
+    for (size_t i = 0; i < points.size(); ++i) axis[i] = glm::length(points[i] - median);
+    std::vector<float> sorted = axis;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    const float limit = 3.0f * std::max(sorted[sorted.size() / 2], 1e-6f);
+    std::vector<float3> kept;
+    for (size_t i = 0; i < points.size(); ++i)
+      if (axis[i] <= limit) kept.push_back(points[i]);
+    points.swap(kept);
+  }
   float3 lo(0.0f), hi(0.0f);
   if (!points.empty()) lo = hi = points[0];
   for (const float3& p : points) {
-    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) continue;
     lo = glm::min(lo, p);
     hi = glm::max(hi, p);
   }
   const float3 center = 0.5f * (lo + hi);
   const float radius = std::max(0.5f * glm::length(hi - lo), 1.0f);
   const float fov_y = 0.8f;  // radians
-  const float distance = radius / std::sin(0.5f * std::min(fov_y, fov_y * aspect)) * 1.05f;
-  const float3 eye = center + distance * glm::normalize(float3(0.35f, 0.55f, 1.0f));
+  // Fit the points' projection, not their bounding sphere: step back along the view direction
+  // just far enough that every kept point lies inside both halves of the frustum (plus 8%).
+  const float3 dir = glm::normalize(float3(0.35f, 0.55f, 1.0f));  // centre -> eye
+  const float3 fwd0 = -dir;
+  const float3 right0 = glm::normalize(glm::cross(fwd0, float3(0, 1, 0)));
+  const float3 up0 = glm::cross(right0, fwd0);
+  const float ty = std::tan(0.5f * fov_y), tx = ty * aspect;
+  float distance = radius * 1e-3f;
+  for (const float3& p : points) {
+    const float3 v = p - center;
+    const float toward_eye = glm::dot(v, dir);
+    distance = std::max(distance, toward_eye + std::fabs(glm::dot(v, right0)) / tx);
+    distance = std::max(distance, toward_eye + std::fabs(glm::dot(v, up0)) / ty);
+  }
+  distance = std::max(distance * 1.08f, 1.0f);
+  const float3 eye = center + distance * dir;
   // Right-handed look-at, then a Vulkan projection: y down in clip space, depth 0..1.
   const float3 fwd = glm::normalize(center - eye);
   const float3 right = glm::normalize(glm::cross(fwd, float3(0, 1, 0)));

@@ -21,7 +21,7 @@ struct RenderOptions {
   uint32_t width = 1280;
   uint32_t height = 720;
   // Each cube's half edge in its entity's local units (its LocalToWorld scales it).
-  float half_size = 0.5f;
+  float half_size = 1.0f;
 };
 
 struct RenderedImage {
