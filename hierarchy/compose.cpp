@@ -123,7 +123,7 @@ float4x4 composite_scale(const EntityStore& store, uint32_t slot) {
   if (has_s) {
     out = out * scale_matrix(float3(store.scale_at(slot)));  // Scale wins over NonUniformScale
   } else if (has_nus) {
-    out = out * scale_matrix(rare->non_uniform_scale);
+    out = out * scale_matrix(store.non_uniform_scale_at(slot));
   }
   if (has_sp) out = out * translation_matrix(-pivot(*rare, PivotComponent::ScalePivot));
   return out;
@@ -134,7 +134,7 @@ std::optional<float4x4> parent_scale_inverse_from(const EntityStore& store, uint
   if (m & bit(Component::CompositeScale)) return glm::inverse(composite_scale(store, parent_slot));
   if (m & bit(Component::Scale)) return scale_matrix(float3(1.0f / store.scale_at(parent_slot)));
   if (m & bit(Component::NonUniformScale))
-    return scale_matrix(1.0f / store.rare_at(parent_slot)->non_uniform_scale);
+    return scale_matrix(1.0f / store.non_uniform_scale_at(parent_slot));
   return std::nullopt;
 }
 
@@ -171,7 +171,7 @@ float4x4 local_matrix(const EntityStore& store, uint32_t slot, uint32_t parent_s
   } else if (m & bit(Component::Scale)) {
     out = out * scale_matrix(float3(store.scale_at(slot)));
   } else if (m & bit(Component::NonUniformScale)) {
-    out = out * scale_matrix(store.rare_at(slot)->non_uniform_scale);
+    out = out * scale_matrix(store.non_uniform_scale_at(slot));
   }
   return out;
 }

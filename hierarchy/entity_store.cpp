@@ -8,7 +8,7 @@ namespace {
 constexpr uint32_t kNone = EntityStore::kNoSlot;
 // Components that live in the rare side record.
 constexpr ComponentMask kRareMask =
-    bit(Component::NonUniformScale) | kRotationEulerMask | bit(Component::PostRotation) |
+    kRotationEulerMask | bit(Component::PostRotation) |
     kPostRotationEulerMask | bit(Component::RotationPivot) |
     bit(Component::RotationPivotTranslation) | bit(Component::ScalePivot) |
     bit(Component::ScalePivotTranslation) | bit(Component::CompositeRotation) |
@@ -23,6 +23,7 @@ void EntityStore::reserve(size_t entities) {
   translation_.reserve(entities);
   rotation_.reserve(entities);
   scale_.reserve(entities);
+  non_uniform_scale_.reserve(entities);
   parent_.reserve(entities);
   previous_parent_.reserve(entities);
   rare_index_.reserve(entities);
@@ -44,6 +45,7 @@ bool EntityStore::create(EntityId id) {
     translation_.emplace_back(0.0f);
     rotation_.emplace_back(1.0f, 0.0f, 0.0f, 0.0f);
     scale_.push_back(1.0f);
+    non_uniform_scale_.emplace_back(1.0f);
     parent_.push_back(0);
     previous_parent_.push_back(0);
     rare_index_.push_back(kNone);
@@ -56,6 +58,7 @@ bool EntityStore::create(EntityId id) {
   translation_[slot] = float3(0.0f);
   rotation_[slot] = quat(1.0f, 0.0f, 0.0f, 0.0f);
   scale_[slot] = 1.0f;
+  non_uniform_scale_[slot] = float3(1.0f);
   parent_[slot] = 0;
   previous_parent_[slot] = 0;
   rare_index_[slot] = kNone;
@@ -159,7 +162,7 @@ bool EntityStore::set_scale(EntityId e, float v) {
 bool EntityStore::set_non_uniform_scale(EntityId e, float3 v) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  rare_for_write(s).non_uniform_scale = v;
+  non_uniform_scale_[s] = v;
   set_bit(s, Component::NonUniformScale);
   return true;
 }
@@ -227,14 +230,14 @@ bool EntityStore::add(EntityId e, Component c) {
     case Component::Translation: translation_[s] = float3(0.0f); break;
     case Component::Rotation: rotation_[s] = quat(1.0f, 0.0f, 0.0f, 0.0f); break;
     case Component::Scale: scale_[s] = 1.0f; break;
+    case Component::NonUniformScale: non_uniform_scale_[s] = float3(1.0f); break;
     case Component::Parent: assert(!"add(Parent) needs a parent id: use set_parent"); return false;
     case Component::Static:
     case Component::WriteGroupOverride: break;
     default: {
       RareComponents& r = rare_for_write(s);
       const int i = static_cast<int>(c);
-      if (c == Component::NonUniformScale) r.non_uniform_scale = float3(1.0f);
-      else if (bit(c) & kRotationEulerMask) r.rotation_euler[i - int(Component::RotationEulerXYZ)] = float3(0.0f);
+      if (bit(c) & kRotationEulerMask) r.rotation_euler[i - int(Component::RotationEulerXYZ)] = float3(0.0f);
       else if (c == Component::PostRotation) r.post_rotation = quat(1.0f, 0.0f, 0.0f, 0.0f);
       else if (bit(c) & kPostRotationEulerMask) r.post_rotation_euler[i - int(Component::PostRotationEulerXYZ)] = float3(0.0f);
       else if (i >= int(Component::RotationPivot) && i <= int(Component::ScalePivotTranslation)) r.pivot[i - int(Component::RotationPivot)] = float3(0.0f);

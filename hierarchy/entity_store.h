@@ -1,9 +1,10 @@
 // The entity store: every entity's transform components, built for 10 million entities.
 //
 // Entities are named by caller-chosen 32-bit ids and live in slots. The common components
-// (translation, rotation, scale, parent) sit in dense structure-of-arrays columns indexed by
-// slot; the rare ones (non-uniform scale, Euler angles, post rotation, pivots, the matrix
-// components) share one side record per entity that has any. Every operation is O(1) apart from
+// (translation, rotation, scale, non-uniform scale, parent) sit in dense structure-of-arrays
+// columns indexed by slot; the rare ones (Euler angles, post rotation, pivots, the matrix
+// components) share one side record per entity that has any. NonUniformScale is common: glTF
+// nodes and Decentraland transforms carry a per-axis scale on every entity. Every operation is O(1) apart from
 // destroy, which is O(children).
 //
 // Hierarchy bookkeeping follows the Unity seeds: Parent is the source of truth; Child lists and
@@ -25,7 +26,6 @@ namespace tprop {
 // The side record of an entity that carries any rare component. Values are meaningful only
 // where the matching presence bit is set.
 struct RareComponents {
-  float3 non_uniform_scale{1.0f};
   float3 rotation_euler[kEulerOrderCount]{};
   quat post_rotation{1.0f, 0.0f, 0.0f, 0.0f};
   float3 post_rotation_euler[kEulerOrderCount]{};
@@ -88,6 +88,7 @@ class EntityStore {
   float3 translation_at(uint32_t slot) const { return translation_[slot]; }
   quat rotation_at(uint32_t slot) const { return rotation_[slot]; }
   float scale_at(uint32_t slot) const { return scale_[slot]; }
+  float3 non_uniform_scale_at(uint32_t slot) const { return non_uniform_scale_[slot]; }
   EntityId parent_at(uint32_t slot) const { return parent_[slot]; }
   // nullptr when the entity carries no rare component.
   const RareComponents* rare_at(uint32_t slot) const {
@@ -125,6 +126,7 @@ class EntityStore {
   std::vector<float3> translation_;
   std::vector<quat> rotation_;
   std::vector<float> scale_;
+  std::vector<float3> non_uniform_scale_;
   std::vector<EntityId> parent_;
   std::vector<EntityId> previous_parent_;
   std::vector<uint32_t> rare_index_;

@@ -40,7 +40,7 @@ PackedEntity pack_entity(const EntityStore& store, uint32_t slot, bool attached,
     out.scale = float4(float3(store.scale_at(slot)), 0.0f);
   } else if (m & bit(Component::NonUniformScale)) {
     f |= gpu::kFlagScale;
-    out.scale = float4(store.rare_at(slot)->non_uniform_scale, 0.0f);
+    out.scale = float4(store.non_uniform_scale_at(slot), 0.0f);
   }
   if (m & bit(Component::CompositeRotation)) f |= gpu::kFlagCompositeRotation;
   if (m & bit(Component::CompositeScale)) f |= gpu::kFlagCompositeScale;

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "../shaders/scene_layout.h"
+#include "scene_layout.h"  // shaders/: the layout the GPU reads, shared with GLSL
 #include "components.h"
 #include "entity_store.h"
 #include "math.h"

@@ -41,7 +41,7 @@ TEST(DclScene, TransformMapsToTranslationRotationScaleAndParent) {
   EXPECT_EQ(store.translation_at(slot), float3(1, 2, 3));
   EXPECT_EQ(store.rotation_at(slot), make_quat(0, s, 0, s));
   ASSERT_TRUE(store.has(2, Component::NonUniformScale));
-  EXPECT_EQ(store.rare_at(slot)->non_uniform_scale, float3(1, 2, 3));
+  EXPECT_EQ(store.non_uniform_scale_at(slot), float3(1, 2, 3));
   EXPECT_FALSE(store.has(2, Component::Scale));
   EXPECT_EQ(store.parent(2), std::optional<EntityId>(9));
   // A uniform scale is the same matrix as Scale: it needs no rare record.

@@ -56,9 +56,9 @@ TEST(EntityStore, AddGivesDefaultValuesEvenAfterAnEarlierRemove) {
   store.remove(1, Component::CompositeScale);
   store.add(1, Component::NonUniformScale);
   store.add(1, Component::CompositeScale);
+  EXPECT_EQ(store.non_uniform_scale_at(store.slot_of(1)), float3(1.0f));
   const RareComponents* rare = store.rare_at(store.slot_of(1));
   ASSERT_NE(rare, nullptr);
-  EXPECT_EQ(rare->non_uniform_scale, float3(1.0f));
   EXPECT_EQ(rare->matrix[int(MatrixComponent::CompositeScale)], float4x4(1.0f));
 }
 

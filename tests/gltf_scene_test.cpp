@@ -107,7 +107,7 @@ TEST_F(GltfScene, RobotArmFixtureMapsEveryNode) {
   // base: translation and per-axis scale, a root.
   EXPECT_EQ(mask(0), bit(Component::Translation) | bit(Component::NonUniformScale));
   EXPECT_EQ(store.translation_at(slot(0)), float3(1, 0, 0));
-  EXPECT_EQ(store.rare_at(slot(0))->non_uniform_scale, float3(2, 2, 2));
+  EXPECT_EQ(store.non_uniform_scale_at(slot(0)), float3(2, 2, 2));
   // shoulder: glTF rotation is x, y, z, w.
   EXPECT_EQ(mask(1),
             bit(Component::Translation) | bit(Component::Rotation) | bit(Component::Parent));
@@ -131,7 +131,7 @@ TEST_F(GltfScene, RobotArmFixtureMapsEveryNode) {
             bit(Component::Translation) | bit(Component::NonUniformScale) | bit(Component::Parent));
   EXPECT_EQ(store.parent(3), 2u);
   EXPECT_EQ(store.translation_at(slot(3)), float3(0, 1.5f, 0));
-  EXPECT_EQ(store.rare_at(slot(3))->non_uniform_scale, float3(1, 1, 0.5f));
+  EXPECT_EQ(store.non_uniform_scale_at(slot(3)), float3(1, 1, 0.5f));
   // lamp: a root's matrix is its LocalToWorld.
   EXPECT_EQ(mask(4), bit(Component::LocalToWorld));
   const float lamp[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 5, 6, 7, 1};

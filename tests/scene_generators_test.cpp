@@ -42,12 +42,11 @@ std::map<EntityId, Snapshot> snapshot(const EntityStore& store) {
   std::map<EntityId, Snapshot> out;
   for (uint32_t s = 0; s < store.slot_capacity(); ++s) {
     if (!store.alive_at(s)) continue;
-    const RareComponents* rare = store.rare_at(s);
     out[store.id_at(s)] = {store.mask_at(s),
                            store.translation_at(s),
                            store.rotation_at(s),
                            store.scale_at(s),
-                           rare ? rare->non_uniform_scale : float3(1.0f),
+                           store.non_uniform_scale_at(s),
                            store.parent(store.id_at(s))};
   }
   return out;

@@ -111,7 +111,7 @@ TEST(SceneJson, RareComponentsLandInTheStoreExactly) {
   const uint32_t s = scene.store.slot_of(7);
   const RareComponents* r = scene.store.rare_at(s);
   ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->non_uniform_scale, float3(1, 2, 3));
+  EXPECT_EQ(scene.store.non_uniform_scale_at(s), float3(1, 2, 3));
   EXPECT_EQ(r->rotation_euler[int(EulerOrder::XYZ)], float3(0.1f, 0.2f, 0.3f));
   EXPECT_EQ(r->rotation_euler[int(EulerOrder::XZY)], float3(1, 0, 0));
   EXPECT_EQ(r->rotation_euler[int(EulerOrder::YXZ)], float3(2, 0, 0));
