@@ -216,7 +216,7 @@ void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageAspectFlags aspect
 
 }  // namespace
 
-float4x4 framing_view_proj(const std::vector<float3>& all_points, float aspect) {
+Framing frame_points(const std::vector<float3>& all_points, float aspect) {
   // Frame the bulk of the scene: points further from the median centre than three times the
   // median distance (a star field around a solar system, a far-away camera rig) stay out of
   // the bounds, so a few outliers do not shrink the scene to a dot.
@@ -283,7 +283,7 @@ float4x4 framing_view_proj(const std::vector<float3>& all_points, float aspect) 
   proj[2][2] = far_plane / (near_plane - far_plane);
   proj[2][3] = -1.0f;
   proj[3][2] = near_plane * far_plane / (near_plane - far_plane);
-  return proj * view;
+  return {proj * view, center, radius};
 }
 
 Result<RenderedImage> render_scene(Scene& scene, const RenderOptions& options) {
@@ -392,7 +392,8 @@ Result<RenderedImage> render_scene(Scene& scene, const RenderOptions& options) {
   vkCmdSetScissor(cmd, 0, 1, &scissor);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, f.pipeline);
   render::RenderPush push{};
-  push.view_proj = framing_view_proj(positions, float(w) / float(h));
+  const Framing framing = frame_points(positions, float(w) / float(h));
+  push.view_proj = framing.view_proj;
   push.local_to_world = out.address + out.offset;  // "binding" tprop's buffer, by address
   push.half_size = options.half_size;
   push.instance_count = static_cast<uint32_t>(out.range / out.stride);

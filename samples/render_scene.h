@@ -41,7 +41,12 @@ Result<RenderedImage> render_scene(Scene& scene, const RenderOptions& options);
 
 Status write_png(const std::string& path, const RenderedImage& image);
 
-// A camera that frames the points: looks at their bounding sphere from above and in front.
-float4x4 framing_view_proj(const std::vector<float3>& points, float aspect);
+// A camera that frames the bulk of the points from above and in front.
+struct Framing {
+  float4x4 view_proj;  // world -> Vulkan clip space
+  float3 center;       // of the framed points' bounds
+  float radius;        // half the bounds' diagonal
+};
+Framing frame_points(const std::vector<float3>& points, float aspect);
 
 }  // namespace tprop::sample

@@ -3,12 +3,13 @@ layout(location = 0) in vec3 in_normal;
 layout(location = 1) flat in uint in_instance;
 layout(location = 0) out vec4 out_color;
 
-// A stable, pleasant colour per instance.
+// A stable colour per instance from a small palette that reads well on the dark background.
 vec3 instance_color(uint i) {
-  uint h = i * 2654435761u;
-  float hue = float(h >> 8) / 16777216.0;
-  vec3 k = mod(vec3(5.0, 3.0, 1.0) + hue * 6.0, 6.0);
-  return vec3(0.9) - 0.6 * clamp(min(k, 4.0 - k), 0.0, 1.0);
+  const vec3 palette[8] = vec3[](vec3(1.0, 0.78, 0.3), vec3(0.98, 0.5, 0.38),
+                                 vec3(0.3, 0.78, 0.8), vec3(0.45, 0.62, 1.0),
+                                 vec3(0.7, 0.5, 0.98), vec3(0.5, 0.88, 0.6),
+                                 vec3(0.98, 0.55, 0.75), vec3(0.9, 0.9, 0.85));
+  return palette[((i * 2654435761u) >> 16) & 7u];
 }
 
 void main() {
