@@ -63,6 +63,7 @@ struct FrameStats {
   uint64_t upload_bytes = 0;          // bytes the recorded copies move
   uint32_t copy_regions = 0;
   uint32_t dispatches = 0;            // compose + propagate dispatches recorded
+  uint32_t grid_rows = 0;             // most workgroup rows (y) of one dispatch: > 1 is a 2D grid
   bool descriptors = false;           // the passes used descriptors (else device addresses)
 };
 
@@ -72,6 +73,11 @@ struct PropagatorOptions {
   // device allows 12 storage buffers per stage: measured 3 to 4 times faster on lavapipe. Larger
   // scenes, or `false` here, use buffer device addresses, which have no such limit.
   bool prefer_descriptors = true;
+  // A dispatch of more workgroups than this puts the rest in rows along y (a 2D grid the
+  // shaders flatten). The default is the least maxComputeWorkGroupCount[0] Vulkan guarantees,
+  // first exceeded by a pass over 16.7 million entities; tests lower it (at least 1) to run the
+  // 2D grid on small scenes. The device's own limit caps it too.
+  uint32_t max_groups_per_dimension = 65535;
 };
 
 class Propagator {

@@ -39,13 +39,16 @@ inline void barrier(const ContextState& s, VkCommandBuffer cmd, Access src, Acce
   s.vk.vkCmdPipelineBarrier2(cmd, &dep);
 }
 
-// The workgroup grid for `groups` workgroups: x capped at kMaxGroupsPerDimension, the rest in y
-// (the shaders flatten it back with flat_invocation()).
-inline void dispatch_1d(const ContextState& s, VkCommandBuffer cmd, uint32_t groups) {
-  if (groups == 0) return;
-  const uint32_t x = groups < gpu::kMaxGroupsPerDimension ? groups : gpu::kMaxGroupsPerDimension;
+// The workgroup grid for `groups` workgroups: x capped at `max_x` (kMaxGroupsPerDimension, the
+// least maxComputeWorkGroupCount Vulkan guarantees, unless a test lowers it), the rest in rows
+// along y (the shaders flatten it back with flat_invocation()). Returns the number of rows.
+inline uint32_t dispatch_1d(const ContextState& s, VkCommandBuffer cmd, uint32_t groups,
+                            uint32_t max_x = gpu::kMaxGroupsPerDimension) {
+  if (groups == 0) return 0;
+  const uint32_t x = groups < max_x ? groups : max_x;
   const uint32_t y = (groups + x - 1) / x;
   s.vk.vkCmdDispatch(cmd, x, y, 1);
+  return y;
 }
 
 }  // namespace tprop

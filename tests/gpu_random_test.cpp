@@ -157,6 +157,29 @@ TEST_F(GpuRandom, DeviceAddressPassesMatchTheReference) {
   EXPECT_LE(frame_and_compare(by_address, cpu, store, "addresses, hierarchy"), 1.0);
 }
 
+// A pass of more workgroups than a dispatch may put along x (65,535, first exceeded beyond 16.7
+// million entities) gets rows along y that the shaders flatten back. A cap of 3 groups makes
+// every pass of this scene such a grid: compose's 79 groups become 3 x 27 (two groups past the
+// end), the wide levels and the scatter of a scattered-values frame likewise. An index taken from
+// x alone would leave most entities unwritten; a wrong row stride, some entities twice.
+TEST_F(GpuRandom, PassesBeyondTheGroupCapRunAsRowsAndMatchTheReference) {
+  for (const bool descriptors : {true, false}) {
+    SCOPED_TRACE(descriptors ? "descriptors" : "device addresses");
+    EntityStore store;
+    ValueSource v(13);
+    build_random_scene(store, 20000, 64, v);
+    Propagator gpu = make_propagator(
+        ctx(), {.prefer_descriptors = descriptors, .max_groups_per_dimension = 3});
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "2D grid, first frame"), 1.0);
+    EXPECT_EQ(gpu.last_frame().grid_rows, 27u);  // compose: ceil(ceil(20000 / 256) / 3)
+    EXPECT_EQ(gpu.last_frame().descriptors, descriptors);
+    for (uint32_t k = 0; k < 2000; ++k) store.set_translation(v.below(20000), v.vec(5));
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "2D grid, scattered values"), 1.0);
+    EXPECT_GT(gpu.last_frame().grid_rows, 1u);
+  }
+}
+
 // Levels on both sides of the narrow/wide boundary, alternating, so that batched runs of narrow
 // levels and per-level wide dispatches hand over to each other in every order.
 TEST_F(GpuRandom, NarrowAndWideLevelsAlternate) {

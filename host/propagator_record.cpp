@@ -1,0 +1,224 @@
+// Commands: the upload copies, compose and propagate passes that record() puts into the
+// caller's command buffer, and the internal command buffer that run() and read_back() submit
+// and wait for.
+#include "propagator_state.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "vk_barrier.h"
+#include "vk_debug.h"
+
+namespace tprop {
+
+using namespace propagator_detail;
+
+Status Propagator::Impl::create_commands() {
+  VkCommandPoolCreateInfo cpci{};
+  cpci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  cpci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  cpci.queueFamilyIndex = s->queue_family;
+  VkResult r = s->vk.vkCreateCommandPool(s->device, &cpci, nullptr, &pool);
+  if (r != VK_SUCCESS) return Error{"creating a command pool failed: " + describe(r)};
+  set_debug_name(*s, VK_OBJECT_TYPE_COMMAND_POOL, pool, "tprop.command_pool");
+  VkCommandBufferAllocateInfo cbai{};
+  cbai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  cbai.commandPool = pool;
+  cbai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cbai.commandBufferCount = 1;
+  r = s->vk.vkAllocateCommandBuffers(s->device, &cbai, &cmd);
+  if (r != VK_SUCCESS) return Error{"allocating a command buffer failed: " + describe(r)};
+  set_debug_name(*s, VK_OBJECT_TYPE_COMMAND_BUFFER, cmd, "tprop.commands");
+  VkFenceCreateInfo fci{};
+  fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  r = s->vk.vkCreateFence(s->device, &fci, nullptr, &fence);
+  if (r != VK_SUCCESS) return Error{"creating a fence failed: " + describe(r)};
+  set_debug_name(*s, VK_OBJECT_TYPE_FENCE, fence, "tprop.fence");
+  return ok_status();
+}
+
+Status Propagator::Impl::begin_internal(const char* what) {
+  VkResult r = s->vk.vkResetCommandBuffer(cmd, 0);
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  if (r == VK_SUCCESS) r = s->vk.vkBeginCommandBuffer(cmd, &begin);
+  if (r != VK_SUCCESS)
+    return Error{std::string("beginning the command buffer for ") + what + " failed: " +
+                 describe(r)};
+  return ok_status();
+}
+
+Status Propagator::Impl::submit_internal_and_wait(const char* what) {
+  VkResult r = s->vk.vkEndCommandBuffer(cmd);
+  if (r != VK_SUCCESS)
+    return Error{std::string("recording ") + what + " failed: " + describe(r)};
+  VkCommandBufferSubmitInfo cbsi{};
+  cbsi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO;
+  cbsi.commandBuffer = cmd;
+  VkSubmitInfo2 si{};
+  si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2;
+  si.commandBufferInfoCount = 1;
+  si.pCommandBufferInfos = &cbsi;
+  r = s->vk.vkQueueSubmit2(s->queue, 1, &si, fence);
+  if (r != VK_SUCCESS)
+    return Error{std::string("submitting ") + what + " to the Vulkan queue failed: " + describe(r)};
+  r = s->vk.vkWaitForFences(s->device, 1, &fence, VK_TRUE, UINT64_MAX);
+  s->vk.vkResetFences(s->device, 1, &fence);
+  if (r != VK_SUCCESS)
+    return Error{std::string("waiting for ") + what + " on the GPU failed: " + describe(r)};
+  return ok_status();
+}
+
+void Propagator::Impl::copy(VkCommandBuffer c, const Mirrored& m, VkDeviceSize stride,
+                            const std::vector<Range>& ranges) {
+  if (ranges.empty()) return;
+  std::vector<VkBufferCopy> regions;
+  regions.reserve(ranges.size());
+  for (const Range& r : ranges) {
+    const VkDeviceSize off = VkDeviceSize(r.begin) * stride;
+    regions.push_back({off, off, VkDeviceSize(r.end - r.begin) * stride});
+    stats.upload_bytes += regions.back().size;
+  }
+  s->vk.vkCmdCopyBuffer(c, m.staging.handle(), m.device.handle(),
+                        static_cast<uint32_t>(regions.size()), regions.data());
+  stats.copy_regions += static_cast<uint32_t>(regions.size());
+}
+
+void Propagator::record(VkCommandBuffer cmd) {
+  Impl& m = *impl_;
+  const ContextState& s = *m.s;
+  assert(m.packed && "record() needs a successful update() first");
+  if (!m.packed) return;
+  const uint32_t n = m.order.size();
+  m.stats.upload_bytes = 0;
+  m.stats.copy_regions = 0;
+  m.stats.dispatches = 0;
+  m.stats.grid_rows = 0;
+  const uint32_t max_x = std::min(m.options.max_groups_per_dimension,
+                                  s.properties.limits.maxComputeWorkGroupCount[0]);
+  auto dispatch = [&](uint32_t groups) {
+    m.stats.grid_rows = std::max(m.stats.grid_rows, dispatch_1d(s, cmd, groups, max_x));
+    ++m.stats.dispatches;
+  };
+
+  begin_label(s, cmd, "tprop");
+  m.timer.record_reset(cmd);
+  m.timer.stamp(cmd, 0);
+
+  // Upload. The previous frame's shaders may still read (WAR) or have written (WAW) these
+  // buffers: order the copies after them.
+  begin_label(s, cmd, "tprop.upload");
+  barrier(s, cmd,
+          {VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+           VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT},
+          {VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+           VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
+               VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});
+  for (int a = 0; a < kArrays; ++a) m.copy(cmd, m.arrays[a], kStride[a], m.dirty_positions);
+  m.copy(cmd, m.rare, sizeof(gpu::RareRecord), m.dirty_rare);
+  if (m.levels_dirty)
+    m.copy(cmd, m.levels, sizeof(uint32_t), {{0, m.order.level_count() + 1}});
+  if (m.frozen_old) {
+    const VkBufferCopy region{0, 0, m.frozen_old_bytes};
+    s.vk.vkCmdCopyBuffer(cmd, m.frozen_old.handle(), m.frozen.handle(), 1, &region);
+    ++m.stats.copy_regions;
+  }
+  if (m.delta_count) {
+    m.copy(cmd, m.deltas, sizeof(gpu::EntityDelta), {{0, m.delta_count}});
+  }
+  barrier(s, cmd, kTransferWrite, kComputeReadWrite);
+  gpu::ScenePush push = m.push_constants();
+  const PassPipelines& passes = m.pipes.passes(m.addressing);
+  if (m.addressing == Addressing::Descriptors)
+    s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0, 1,
+                                 &m.descriptor_set, 0, nullptr);
+  if (m.delta_count) {
+    s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, passes.scatter);
+    push.first = 0;
+    push.count = m.delta_count;
+    m.pipes.push(cmd, push);
+    dispatch((m.delta_count + gpu::kComposeGroupSize - 1) / gpu::kComposeGroupSize);
+    barrier(s, cmd, kComputeWrite, kComputeReadWrite);
+  }
+  end_label(s, cmd);
+  m.timer.stamp(cmd, 1);
+
+  begin_label(s, cmd, "tprop.compose");
+  if (n > 0) {
+    s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, passes.compose);
+    push.first = 0;
+    push.count = n;
+    m.pipes.push(cmd, push);
+    dispatch((n + gpu::kComposeGroupSize - 1) / gpu::kComposeGroupSize);
+  }
+  end_label(s, cmd);
+  m.timer.stamp(cmd, 2);
+
+  begin_label(s, cmd, "tprop.propagate");
+  VkPipeline bound = VK_NULL_HANDLE;
+  for (const Step& step : m.steps) {
+    // Each level reads what the previous dispatch (or compose) wrote.
+    barrier(s, cmd, kComputeWrite, kComputeReadWrite);
+    const VkPipeline p = step.narrow ? passes.propagate_narrow : passes.propagate_wide;
+    if (p != bound) {
+      s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
+      bound = p;
+    }
+    push.first = step.first;
+    push.count = step.count;
+    push.level_begin = step.level_begin;
+    push.level_end = step.level_end;
+    m.pipes.push(cmd, push);
+    dispatch(step.narrow ? 1 : (step.count + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize);
+  }
+  end_label(s, cmd);
+  m.timer.stamp(cmd, 3);
+  end_label(s, cmd);
+  m.timer.recorded_ = true;
+
+  // Uploaded: a second record() of the same update() recomputes without copying again.
+  m.dirty_positions.clear();
+  m.dirty_rare.clear();
+  m.levels_dirty = false;
+  m.delta_count = 0;
+  m.recorded = true;
+}
+
+Status Propagator::run(EntityStore& store) {
+  Impl& m = *impl_;
+  if (Status st = update(store); !st) return st;
+  if (Status st = m.begin_internal("the frame"); !st) return st;
+  record(m.cmd);
+  if (Status st = m.submit_internal_and_wait("the frame"); !st) return st;
+  store.mark_statics_baked();
+  return ok_status();
+}
+
+Result<std::vector<float4x4>> Propagator::read_back() {
+  Impl& m = *impl_;
+  const ContextState& s = *m.s;
+  const uint32_t n = m.order.size();
+  std::vector<float4x4> out(n);
+  if (n == 0 || !m.world) return out;
+  const VkDeviceSize bytes = VkDeviceSize(n) * sizeof(float4x4);
+  if (m.readback.size() < bytes) {
+    auto b = Buffer::create(s, bytes, BufferKind::Readback, "tprop.readback");
+    if (!b) return b.error();
+    m.readback = std::move(*b);
+  }
+  if (Status st = m.begin_internal("the read-back"); !st) return st.error();
+  begin_label(s, m.cmd, "tprop.read_back");
+  barrier(s, m.cmd, kComputeWrite, kTransferRead);
+  const VkBufferCopy region{0, 0, bytes};
+  s.vk.vkCmdCopyBuffer(m.cmd, m.world.handle(), m.readback.handle(), 1, &region);
+  barrier(s, m.cmd, kTransferWrite, kHostRead);
+  end_label(s, m.cmd);
+  if (Status st = m.submit_internal_and_wait("the read-back"); !st) return st.error();
+  m.readback.invalidate();
+  std::memcpy(out.data(), m.readback.mapped(), bytes);
+  return out;
+}
+
+}  // namespace tprop
