@@ -158,8 +158,10 @@ Result<VkPhysicalDevice> pick_device(ContextState& s, const std::string& wanted_
                  "lavapipe CPU device)"};
 
   std::string wanted = wanted_option;
+  std::string source = "the device option";  // names where the selector came from in errors
   if (wanted.empty()) {
     if (const char* env = std::getenv("TPROP_DEVICE")) wanted = env;
+    source = "TPROP_DEVICE";
   }
   std::string rejected;
   auto name_of = [&](VkPhysicalDevice pd) {
@@ -176,13 +178,14 @@ Result<VkPhysicalDevice> pick_device(ContextState& s, const std::string& wanted_
       if (!match) continue;
       const Support support = check_support(s, devices[i]);
       if (!support.ok)
-        return Error{"TPROP_DEVICE '" + wanted + "' selects '" + name_of(devices[i]) +
-                     "', which " + support.why};
+        return Error{source + " '" + wanted + "' selects '" + name_of(devices[i]) + "', which " +
+                     support.why + ": choose another device or update its driver"};
       return devices[i];
     }
     std::string names;
     for (uint32_t i = 0; i < count; ++i) names += " [" + std::to_string(i) + "] " + name_of(devices[i]);
-    return Error{"TPROP_DEVICE '" + wanted + "' matches no Vulkan device; devices:" + names};
+    return Error{source + " '" + wanted + "' matches no Vulkan device; name one by index or by "
+                 "part of its name, devices:" + names};
   }
 
   int best = -1;
@@ -398,6 +401,7 @@ Result<std::vector<std::string>> list_devices() {
   s.get_instance_proc_addr = gipa;
   auto create_instance = reinterpret_cast<PFN_vkCreateInstance>(
       s.get_instance_proc_addr(VK_NULL_HANDLE, "vkCreateInstance"));
+  if (!create_instance) return Error{"the Vulkan loader has no vkCreateInstance"};
   VkApplicationInfo app{};
   app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
   app.apiVersion = VK_API_VERSION_1_3;
