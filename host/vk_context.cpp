@@ -52,6 +52,21 @@ PFN_vkGetInstanceProcAddr loader_entry() {
   return vkGetInstanceProcAddr;  // volk's private global after volkInitialize
 }
 
+// The feature structs tprop's requirements live in, chained features -> vk12 -> vk13: for
+// vkGetPhysicalDeviceFeatures2 (what a device has) and VkDeviceCreateInfo::pNext (what to
+// enable). Not copyable: the chain points into itself.
+struct FeatureChain {
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  VkPhysicalDeviceVulkan12Features vk12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan13Features vk13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  FeatureChain() {
+    features.pNext = &vk12;
+    vk12.pNext = &vk13;
+  }
+  FeatureChain(const FeatureChain&) = delete;
+  FeatureChain& operator=(const FeatureChain&) = delete;
+};
+
 struct Support {
   bool ok = false;
   std::string why;  // when not ok
@@ -68,18 +83,11 @@ Support check_support(const ContextState& s, VkPhysicalDevice pd) {
               std::to_string(VK_API_VERSION_MINOR(props.apiVersion)) + ", tprop needs 1.3";
     return out;
   }
-  VkPhysicalDeviceVulkan13Features vk13{};
-  vk13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
-  VkPhysicalDeviceVulkan12Features vk12{};
-  vk12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
-  vk12.pNext = &vk13;
-  VkPhysicalDeviceFeatures2 f2{};
-  f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-  f2.pNext = &vk12;
-  s.in.vkGetPhysicalDeviceFeatures2(pd, &f2);
-  if (!f2.features.shaderInt64) out.why = "lacks shaderInt64";
-  else if (!vk12.bufferDeviceAddress) out.why = "lacks bufferDeviceAddress";
-  else if (!vk13.synchronization2) out.why = "lacks synchronization2";
+  FeatureChain has;
+  s.in.vkGetPhysicalDeviceFeatures2(pd, &has.features);
+  if (!has.features.features.shaderInt64) out.why = "lacks shaderInt64";
+  else if (!has.vk12.bufferDeviceAddress) out.why = "lacks bufferDeviceAddress";
+  else if (!has.vk13.synchronization2) out.why = "lacks synchronization2";
   if (!out.why.empty()) return out;
 
   uint32_t count = 0;
@@ -121,14 +129,10 @@ std::string lower(std::string s) {
 Status fill_device_info(ContextState& s) {
   s.in.vkGetPhysicalDeviceProperties(s.physical_device, &s.properties);
   s.in.vkGetPhysicalDeviceMemoryProperties(s.physical_device, &s.memory);
-  VkPhysicalDeviceVulkan13Properties vk13{};
-  vk13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES;
-  VkPhysicalDeviceVulkan11Properties vk11{};
-  vk11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES;
-  vk11.pNext = &vk13;
-  VkPhysicalDeviceProperties2 p2{};
-  p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-  p2.pNext = &vk11;
+  VkPhysicalDeviceVulkan13Properties vk13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
+  VkPhysicalDeviceVulkan11Properties vk11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES,
+                                         &vk13};
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &vk11};
   s.in.vkGetPhysicalDeviceProperties2(s.physical_device, &p2);
   s.max_allocation_size = vk11.maxMemoryAllocationSize;
   s.max_buffer_size = vk13.maxBufferSize;
@@ -345,19 +349,12 @@ Result<VulkanContext> VulkanContext::create_headless(const ContextOptions& optio
   qci.queueCount = 1;
   qci.pQueuePriorities = &priority;
 
-  VkPhysicalDeviceVulkan13Features vk13{};
-  vk13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
-  VkPhysicalDeviceVulkan12Features vk12{};
-  vk12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
-  vk12.pNext = &vk13;
-  VkPhysicalDeviceFeatures2 f2{};
-  f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-  f2.pNext = &vk12;
-  required_device_setup().enable_in(f2, vk12, vk13);
+  FeatureChain enable;
+  required_device_setup().enable_in(enable.features, enable.vk12, enable.vk13);
 
   VkDeviceCreateInfo dci{};
   dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
-  dci.pNext = &f2;
+  dci.pNext = &enable.features;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   r = s->in.vkCreateDevice(s->physical_device, &dci, nullptr, &s->device);
