@@ -22,6 +22,8 @@
 #define TINYGLTF_NO_EXTERNAL_IMAGE
 #include <tiny_gltf.h>
 
+#include "json_syntax_error.h"
+
 namespace tprop {
 namespace {
 
@@ -372,6 +374,13 @@ Result<Scene> parse_unguarded(std::string_view bytes, const std::string& path) {
                  std::to_string(kMaxGltfFileBytes) + " a glTF file may have"};
   }
   const bool binary = looks_like_glb(bytes);
+  // A .glb without the magic that is not glTF JSON text either: say so, rather than report the
+  // first binary byte as malformed JSON.
+  if (!binary && lowercase(std::filesystem::path(path).extension().string()) == ".glb") {
+    const size_t first = bytes.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+    if (first == std::string_view::npos || bytes[first] != '{')
+      return Error{path + ": not a .glb file: it does not start with the \"glTF\" magic"};
+  }
   std::string_view json_text = bytes;
   if (binary) {
     Result<std::string_view> chunk = glb_json_chunk(bytes);
@@ -392,8 +401,12 @@ Result<Scene> parse_unguarded(std::string_view bytes, const std::string& path) {
     json doc;
     try {
       doc = json::parse(json_text.begin(), json_text.end());
+    } catch (const json::parse_error& e) {
+      // In a .glb, the line and column are those of the JSON chunk's text.
+      return Error{malformed_json_message(binary ? path + " (JSON chunk)" : path, json_text,
+                                          e.byte, e.what())};
     } catch (const json::exception& e) {
-      return Error{path + ": malformed JSON: " + e.what()};
+      return Error{path + ": malformed JSON: " + strip_nlohmann_prefix(e.what())};
     }
     if (json_depth(doc) > kMaxGltfJsonDepth) {
       return Error{path + ": JSON nested deeper than " + std::to_string(kMaxGltfJsonDepth) +

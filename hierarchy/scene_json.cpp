@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "id_map.h"
+#include "json_syntax_error.h"
 
 namespace tprop {
 namespace {
@@ -23,36 +24,6 @@ using json = nlohmann::json;
 // A scene of millions of entities with sloppy quaternions would otherwise bury the summary.
 constexpr size_t kMaxQuaternionWarnings = 20;
 constexpr double kUnitQuaternionTolerance = 1e-3;
-
-// ---------------------------------------------------------------------------------------------
-// Malformed JSON: where and why.
-
-// nlohmann reports a 1-based byte offset (the last byte it read); people want line:column.
-std::string line_column(std::string_view text, size_t byte) {
-  const size_t index = std::min(byte == 0 ? 0 : byte - 1, text.size());
-  size_t line = 1, line_start = 0;
-  for (size_t i = 0; i < index; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
-  return std::to_string(line) + ":" + std::to_string(index - line_start + 1);
-}
-
-// nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 3,
-// column 4: " - its own idea of the position, which we replace with ours.
-std::string strip_nlohmann_prefix(std::string message) {
-  if (message.rfind("[json.exception.", 0) == 0) {
-    const size_t close = message.find("] ");
-    if (close != std::string::npos) message.erase(0, close + 2);
-  }
-  if (message.rfind("parse error", 0) == 0) {
-    const size_t colon = message.find(": ");
-    if (colon != std::string::npos) message.erase(0, colon + 2);
-  }
-  return message;
-}
 
 // Builds the document from nlohmann's SAX events, and sees on the way what a plain DOM parse
 // hides: where a syntax error is (as a byte offset), and a key that appears twice in one object
@@ -118,7 +89,7 @@ class DocumentBuilder {
     // A number too large for a double is reported after the whole token was read: point at
     // its first character instead.
     if (ex.id == 406 && last_token.size() < pos) error_position = pos - last_token.size() + 1;
-    error = strip_nlohmann_prefix(ex.what());
+    error = ex.what();  // malformed_json_message() strips its prefix
     return false;
   }
 
@@ -440,8 +411,7 @@ Result<Scene> read_document(std::string_view text, std::string source) {
   DocumentBuilder builder(doc);
   if (!json::sax_parse(text.data(), text.data() + text.size(), &builder)) {
     if (!builder.malformed) return Error{source + ": " + builder.error};
-    return Error{source + ":" + line_column(text, builder.error_position) +
-                 ": malformed JSON: " + builder.error};
+    return Error{malformed_json_message(source, text, builder.error_position, builder.error)};
   }
 
   if (!doc.is_object()) {

@@ -223,6 +223,31 @@ TEST_F(GltfScene, BrokenGlbContainersAreErrors) {
   EXPECT_CONTAINS(tiny.error().message, "truncated .glb");
 }
 
+TEST_F(GltfScene, GlbNameWithoutTheMagicIsNotAGlbUnlessItIsGltfText) {
+  Result<Scene> binary = load_gltf_scene(write("noise.glb", std::string("\x1e\x93\0\x07zz", 6)));
+  ASSERT_FALSE(binary.ok());
+  EXPECT_CONTAINS(binary.error().message, "noise.glb: not a .glb file");
+  EXPECT_CONTAINS(binary.error().message, "\"glTF\" magic");
+  // The content decides: glTF JSON text under a .glb name loads.
+  Result<Scene> text = load_gltf_scene(write("text.glb", doc("[{}]")));
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  EXPECT_EQ(text->store.size(), 1u);
+}
+
+// The same "FILE:LINE:COLUMN: malformed JSON: REASON" as a JSON scene file, without nlohmann's
+// exception id: the column is that of the last character read, the unexpected "2.0"'s closing
+// quote (line 2 is `  {"version" "2.0"}}`, the quote is its 18th character).
+TEST_F(GltfScene, MalformedJsonNamesLineAndColumnLikeASceneFile) {
+  const std::string message = error_of("{\"asset\":\n  {\"version\" \"2.0\"}}");
+  EXPECT_CONTAINS(message, "scene.gltf:2:18: malformed JSON: syntax error while parsing object");
+  EXPECT_FALSE(contains(message, "json.exception")) << message;
+  // In a .glb the place is in the JSON chunk's text: `{"asset" {}}` stops at the second
+  // `{`, its 10th character.
+  Result<Scene> chunk = load_gltf_scene(write("bad.glb", glb("{\"asset\" {}}")));
+  ASSERT_FALSE(chunk.ok());
+  EXPECT_CONTAINS(chunk.error().message, "bad.glb (JSON chunk):1:10: malformed JSON: syntax error");
+}
+
 TEST_F(GltfScene, StructuralMistakesAreErrorsThatSayWhere) {
   EXPECT_CONTAINS(error_of(R"({"asset":)"), "malformed JSON");
   EXPECT_CONTAINS(error_of(""), "malformed JSON");
