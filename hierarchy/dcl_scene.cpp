@@ -116,8 +116,8 @@ Result<Scene> load_crdt_bytes(std::span<const uint8_t> bytes, const std::string&
   const CrdtState& state = dcl.state();
   const CrdtCounts& n = state.counts();
   // One line: the types that occur, what was ignored, what is left.
-  std::string summary = "crdt: " + std::to_string(n.total()) + " messages (";
-  const char* sep = "";
+  std::string summary = "crdt: " + std::to_string(n.total()) + " messages";
+  const char* sep = " (";
   for (uint32_t t = 1; t <= kCrdtMessageTypeCount; ++t) {
     if (n.by_type[t] == 0) continue;
     summary += sep;
@@ -125,7 +125,8 @@ Result<Scene> load_crdt_bytes(std::span<const uint8_t> bytes, const std::string&
     summary += " " + std::to_string(n.by_type[t]);
     sep = ", ";
   }
-  summary += "); ignored: " + std::to_string(n.outdated) + " outdated, " +
+  if (n.total() > 0) summary += ")";
+  summary += "; ignored: " + std::to_string(n.outdated) + " outdated, " +
              std::to_string(n.no_op) + " duplicates, " + std::to_string(n.dead_entity) +
              " for dead entities; " + std::to_string(n.other_component) +
              " for components other than Transform; " + std::to_string(state.entity_count()) +

@@ -290,6 +290,14 @@ TEST(DclScene, LoadFromBytesReportsCountsAndErrorsNameTheSourceAndOffset) {
       << bad.error().message;
 }
 
+TEST(DclScene, EmptyStreamIsAnEmptySceneSummedUpAsNoMessages) {
+  auto scene = load_crdt_scene_from_bytes({}, "empty.crdt");
+  ASSERT_TRUE(scene) << scene.error().message;
+  EXPECT_EQ(scene->store.size(), 0u);
+  ASSERT_EQ(scene->warnings.size(), 1u);
+  EXPECT_EQ(scene->warnings[0].rfind("crdt: 0 messages; ignored: ", 0), 0u) << scene->warnings[0];
+}
+
 TEST(DclScene, LoadFileErrorNamesThePath) {
   auto missing = load_crdt_scene("/nonexistent/scene.crdt");
   ASSERT_FALSE(missing);
