@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "cli_args.h"
 #include "cli_progress.h"
@@ -25,7 +26,9 @@ Status check_writable(const std::string& path) {
   if (access(dir.c_str(), W_OK) != 0) {
     return Error{"cannot write " + path + ": " + std::strerror(errno) + " (folder " + dir + ")"};
   }
-  if (!path.empty() && path.back() == '/') return Error{"cannot write " + path + ": a folder"};
+  std::error_code ec;
+  if ((!path.empty() && path.back() == '/') || std::filesystem::is_directory(path, ec))
+    return Error{"cannot write " + path + ": it is a folder"};
   return ok_status();
 }
 

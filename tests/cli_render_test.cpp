@@ -47,6 +47,15 @@ TEST(CliRender, UnwritableOutputFailsWithOneNamingThePath) {
   EXPECT_CONTAINS(o.err, "/nonexistent-dir/out.png");
 }
 
+TEST(CliRender, OutputThatIsAFolderFailsBeforeRendering) {
+  // Checked before the scene is loaded or a device opened, so no device is needed.
+  const std::string folder = ::testing::TempDir();
+  const Outcome o = run_tprop("render no-such-scene.json -o " + quoted(folder) + ".");
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_CONTAINS(o.err, "it is a folder");
+  EXPECT_EQ(o.err.find("no-such-scene.json"), std::string::npos) << o.err;
+}
+
 TEST(CliRender, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run_tprop("render").exit_code, 2);  // no -o
   EXPECT_EQ(run_tprop("render -o x.png --size big").exit_code, 2);
