@@ -199,6 +199,24 @@ TEST(Report, JsonHoldsTheSummaryFields) {
   EXPECT_NEAR(j.at("ns_per_entity").get<double>(), 2000.0, 1e-9);
   EXPECT_TRUE(j.at("validate").is_null());
   EXPECT_TRUE(j.at("fallback").is_null());
+  // The GPU frame sorts inside its wall time: no depth sort time of its own.
+  EXPECT_TRUE(j.at("time_ms").at("depth_sort").is_null());
+}
+
+TEST(Report, CpuJsonTimesTheDepthSortApart) {
+  RunReport r;
+  r.entities = 2;
+  r.backend = "cpu";
+  r.device = "CPU reference";
+  r.load_ms = 1.5;
+  r.sort_ms = 0.25;
+  r.evaluate_ms = 0.5;  // 0.5 ms for 2 entities: 250000 ns each
+  const nlohmann::json j = nlohmann::json::parse(report_json(r));
+  EXPECT_DOUBLE_EQ(j.at("time_ms").at("load").get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(j.at("time_ms").at("depth_sort").get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(j.at("time_ms").at("evaluate").get<double>(), 0.5);
+  EXPECT_TRUE(j.at("gpu_time_ms").is_null());
+  EXPECT_NEAR(j.at("ns_per_entity").get<double>(), 250000.0, 1e-6);
 }
 
 }  // namespace
