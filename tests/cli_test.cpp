@@ -1,6 +1,8 @@
 // The built `tprop` binary, run as a user would: exit codes, where messages go, the dump file.
+#include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -37,6 +39,54 @@ TEST(Cli, MalformedJsonFailsWithLineAndColumnOnStderr) {
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_CONTAINS(o.err, path + ":2:12:");
   EXPECT_TRUE(o.out.empty()) << o.out;
+}
+
+std::string u32_le(uint32_t v) {
+  std::string out;
+  for (int i = 0; i < 4; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
+  return out;
+}
+
+// Each kind of bad input a user may hand `tprop run`: exit 1, nothing on stdout, one message on
+// stderr that names the file and what is wrong where.
+TEST(Cli, BadInputOfEveryKindFailsWithOneNamingWhatAndWhere) {
+  struct Case {
+    const char* file;     // written with `bytes` under the temporary folder; "" = no file
+    std::string bytes;
+    std::string spec;     // the SCENE argument when there is no file
+    std::vector<std::string> expected;  // parts of the message
+  };
+  const std::vector<Case> cases = {
+      {"", "", ::testing::TempDir(), {"cannot read", "Is a directory"}},
+      // A .glb header that claims 100 bytes in a file of 12.
+      {"cut.glb", "glTF" + u32_le(2) + u32_le(100), "", {"cut.glb", "truncated .glb"}},
+      {"noise.glb", std::string("\x93\x01\x7f\0", 4), "", {"noise.glb", "not a .glb file"}},
+      {"typo.json", R"({"entities": [{"id": 4, "Tranlation": [1, 2, 3]}]})", "",
+       {"typo.json", "entity 4 (entities[0])", "unknown key \"Tranlation\""}},
+      {"short.json", R"({"entities": [{"id": 4, "Translation": [1, 2]}]})", "",
+       {"short.json", "entity 4 (entities[0])", "Translation", "3 numbers"}},
+      {"twice.json", R"({"entities": [{"id": 4}, {"id": 4}]})", "",
+       {"twice.json", "duplicate id 4", "entities[0]"}},
+      {"huge.json", R"({"entities": [{"id": 4, "Scale": 1e39}]})", "",
+       {"huge.json", "Scale", "too large for a float"}},
+      {"", "", "gen:chain:-1", {"gen:chain:-1", "N must be a whole number"}},
+      // A complete DELETE_ENTITY (12 bytes), then a PUT_COMPONENT whose length (64) runs past
+      // the 12 bytes left: the cut message starts at byte 12.
+      {"cut.crdt",
+       u32_le(12) + u32_le(3) + u32_le(5) + u32_le(64) + u32_le(1) + u32_le(5) + u32_le(1), "",
+       {"cut.crdt", "byte offset 12", "runs past the end"}},
+      {"noise", std::string("\x01\x02\x03", 3), "", {"noise", "unknown scene format"}},
+  };
+  for (const Case& c : cases) {
+    const std::string spec = *c.file ? temp_path(c.file) : c.spec;
+    if (*c.file) write_file(spec, c.bytes);
+    SCOPED_TRACE(spec);
+    const Outcome o = run_tprop("run " + quoted(spec) + " --backend cpu");
+    EXPECT_EQ(o.exit_code, 1);
+    EXPECT_TRUE(o.out.empty()) << o.out;
+    EXPECT_EQ(o.err.rfind("tprop run: ", 0), 0u) << o.err;
+    for (const std::string& part : c.expected) EXPECT_CONTAINS(o.err, part);
+  }
 }
 
 TEST(Cli, DumpWritesEveryEntityAsParseableJson) {
