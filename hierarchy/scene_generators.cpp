@@ -24,6 +24,17 @@ class Random {
   // Uniform in [0, n) for n <= 2^32 by a multiply-shift; the bias (below n / 2^32) is
   // irrelevant for scene generation.
   uint64_t below(uint64_t n) { return ((engine_() >> 32) * n) >> 32; }
+  // A point uniform in the box [lo, hi), drawn x, then y, then z: one statement per draw, since
+  // the order in which a constructor's arguments are evaluated is unspecified and compilers
+  // differ, which would give another scene for the same seed.
+  float3 point(float3 lo, float3 hi) {
+    float3 p;
+    p.x = range(lo.x, hi.x);
+    p.y = range(lo.y, hi.y);
+    p.z = range(lo.z, hi.z);
+    return p;
+  }
+  float3 point(float lo, float hi) { return point(float3(lo), float3(hi)); }
 
   // Uniform over all rotations: a point uniform in the 4-ball, projected on the sphere.
   quat rotation() {
@@ -92,22 +103,24 @@ void generate_chain(EntityStore& store, Random& rng, uint32_t n) {
   store.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     store.create(i);
-    store.set_translation(i,
-                          float3(rng.range(-0.1, 0.1), rng.range(0.9, 1.1), rng.range(-0.1, 0.1)));
+    store.set_translation(i, rng.point(float3(-0.1f, 0.9f, -0.1f), float3(0.1f, 1.1f, 0.1f)));
     store.set_rotation(i, rng.small_rotation(0.05));
     if (i > 0) store.set_parent(i, i - 1);
   }
 }
 
+// A root anywhere in a 200 m box, turned any way, with a uniform scale in [min_scale, max_scale).
+void create_random_root(EntityStore& store, Random& rng, EntityId id, double min_scale,
+                        double max_scale) {
+  store.create(id);
+  store.set_translation(id, rng.point(-100, 100));
+  store.set_rotation(id, rng.rotation());
+  store.set_scale(id, rng.range(min_scale, max_scale));
+}
+
 void generate_flat(EntityStore& store, Random& rng, uint32_t n) {
   store.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    store.create(i);
-    store.set_translation(i,
-                          float3(rng.range(-100, 100), rng.range(-100, 100), rng.range(-100, 100)));
-    store.set_rotation(i, rng.rotation());
-    store.set_scale(i, rng.range(0.5, 2.0));
-  }
+  for (uint32_t i = 0; i < n; ++i) create_random_root(store, rng, i, 0.5, 2.0);
 }
 
 constexpr uint32_t kForestTreeSize = 65536;
@@ -115,13 +128,7 @@ constexpr uint32_t kForestTreeSize = 65536;
 void generate_forest(EntityStore& store, Random& rng, uint32_t n, uint32_t branching) {
   store.reserve(n);
   const uint32_t roots = (n - 1) / kForestTreeSize + 1;
-  for (uint32_t i = 0; i < roots; ++i) {
-    store.create(i);
-    store.set_translation(i,
-                          float3(rng.range(-100, 100), rng.range(-100, 100), rng.range(-100, 100)));
-    store.set_rotation(i, rng.rotation());
-    store.set_scale(i, rng.range(0.8, 1.25));
-  }
+  for (uint32_t i = 0; i < roots; ++i) create_random_root(store, rng, i, 0.8, 1.25);
   // Breadth first: parents in id order each take ceil(B/2)..B children, so every parent comes
   // before its children and the depth is about log_B(N).
   const uint32_t fewest = (branching + 1) / 2;
@@ -130,7 +137,7 @@ void generate_forest(EntityStore& store, Random& rng, uint32_t n, uint32_t branc
     const uint64_t children = fewest + rng.below(branching - fewest + 1);
     for (uint64_t c = 0; c < children && next < n; ++c, ++next) {
       store.create(next);
-      store.set_translation(next, float3(rng.range(-2, 2), rng.range(-2, 2), rng.range(-2, 2)));
+      store.set_translation(next, rng.point(-2, 2));
       store.set_rotation(next, rng.rotation());
       store.set_scale(next, rng.range(0.8, 1.25));
       store.set_parent(next, parent);
@@ -174,15 +181,13 @@ void generate_dcl(EntityStore& store, Random& rng, uint32_t scenes, uint32_t ent
       }
       store.set_parent(id, parent);
       if (parent == root) {
-        store.set_translation(
-            id, float3(rng.range(0, kParcelSize), rng.range(0, 4), rng.range(0, kParcelSize)));
+        store.set_translation(id, rng.point(float3(0), float3(kParcelSize, 4, kParcelSize)));
       } else {
-        store.set_translation(id, float3(rng.range(-1, 1), rng.range(0, 1.5), rng.range(-1, 1)));
+        store.set_translation(id, rng.point(float3(-1, 0, -1), float3(1, 1.5f, 1)));
       }
       store.set_rotation(id, rng.yaw());
       if (k % 8 == 7) {
-        store.set_non_uniform_scale(
-            id, float3(rng.range(0.5, 2), rng.range(0.5, 2), rng.range(0.5, 2)));
+        store.set_non_uniform_scale(id, rng.point(0.5f, 2.0f));
       } else {
         store.set_scale(id, rng.range(0.5, 1.5));
       }
