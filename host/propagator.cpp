@@ -16,6 +16,7 @@ Propagator::Impl::~Impl() {
   if (!s) return;
   if (fence) s->vk.vkDestroyFence(s->device, fence, nullptr);
   if (descriptor_pool) s->vk.vkDestroyDescriptorPool(s->device, descriptor_pool, nullptr);
+  if (window_pool) s->vk.vkDestroyDescriptorPool(s->device, window_pool, nullptr);
   if (pool) s->vk.vkDestroyCommandPool(s->device, pool, nullptr);
 }
 
@@ -81,6 +82,7 @@ Status Propagator::update(EntityStore& store) {
   m.packed = true;
   m.choose_addressing();
   m.stats.descriptors = m.addressing == Addressing::Descriptors;
+  m.stats.windows = m.addressing == Addressing::Windowed ? m.window_count : 0;
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();
   return ok_status();

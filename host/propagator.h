@@ -65,14 +65,21 @@ struct FrameStats {
   uint32_t dispatches = 0;            // compose + propagate dispatches recorded
   uint32_t grid_rows = 0;             // most workgroup rows (y) of one dispatch: > 1 is a 2D grid
   bool descriptors = false;           // the passes used descriptors (else device addresses)
+  uint32_t windows = 0;               // windowed passes: windows of positions bound (else 0)
 };
 
 struct PropagatorOptions {
   // The passes reach the arrays through one descriptor per array whenever every array fits in
   // one binding (maxStorageBufferRange; 128 MiB, about 2 million entities, on lavapipe) and the
-  // device allows 12 storage buffers per stage: measured 3 to 4 times faster on lavapipe. Larger
-  // scenes, or `false` here, use buffer device addresses, which have no such limit.
+  // device allows 12 storage buffers per stage: measured 3 to 4 times faster on lavapipe. In
+  // larger scenes compose and wide propagate reach each entity's own arrays through descriptors
+  // over windows of positions, and parents and the rare tables by buffer device address, which
+  // has no size limit. `false` here: device addresses for everything.
   bool prefer_descriptors = true;
+  // Positions per window of those larger scenes; 0: as many as maxStorageBufferRange allows for
+  // a float4x4 (lavapipe: 2,097,152). Rounded down to a multiple of 4096 (at least 4096), so
+  // that every binding offset is aligned. Tests set it low to run windows on a small scene.
+  uint32_t window_entities = 0;
   // A dispatch of more workgroups than this puts the rest in rows along y (a 2D grid the
   // shaders flatten). The default is the least maxComputeWorkGroupCount[0] Vulkan guarantees,
   // first exceeded by a pass over 16.7 million entities; tests lower it (at least 1) to run the

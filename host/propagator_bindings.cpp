@@ -3,6 +3,8 @@
 // constants (no size limit per binding; scene_access.glsl builds each pass both ways).
 #include "propagator_state.h"
 
+#include <algorithm>
+
 #include "vk_debug.h"
 
 namespace tprop {
@@ -49,9 +51,9 @@ void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount]) co
   out[gpu::kBindingDeltas] = deltas.device ? &deltas.device : fallback;
 }
 
-// Descriptors when allowed and every array fits in one binding; the set is rewritten only
-// when a buffer behind it changed (growth, a new table), which update() may do because the
-// previous frame has completed.
+// Descriptors when allowed and every array fits in one binding, else windows when allowed, else
+// device addresses. Sets are rewritten only when a buffer behind them changed (growth, a new
+// table), which update() may do because the previous frame has completed.
 void Propagator::Impl::choose_addressing() {
   const VkPhysicalDeviceLimits& lim = s->properties.limits;
   const Buffer* b[gpu::kBindingCount];
@@ -59,10 +61,17 @@ void Propagator::Impl::choose_addressing() {
   bool fits = options.prefer_descriptors && descriptor_set != VK_NULL_HANDLE &&
               lim.maxPerStageDescriptorStorageBuffers >= gpu::kBindingCount &&
               lim.maxDescriptorSetStorageBuffers >= gpu::kBindingCount;
+  const bool descriptors_allowed = fits;
   for (uint32_t i = 0; i < gpu::kBindingCount && fits; ++i)
     fits = b[i]->size() <= lim.maxStorageBufferRange;
-  addressing = fits ? Addressing::Descriptors : Addressing::DeviceAddress;
-  if (!fits) return;
+  const uint32_t window = window_positions();
+  if (options.window_entities != 0 && order.size() > window) fits = false;  // tests
+  if (!fits) {
+    const bool windowed = descriptors_allowed && order.size() > 0 && prepare_windows(window);
+    addressing = windowed ? Addressing::Windowed : Addressing::DeviceAddress;
+    return;
+  }
+  addressing = Addressing::Descriptors;
   bool changed = false;
   for (uint32_t i = 0; i < gpu::kBindingCount; ++i) changed |= described[i] != b[i]->handle();
   if (!changed) return;
@@ -80,6 +89,101 @@ void Propagator::Impl::choose_addressing() {
     described[i] = b[i]->handle();
   }
   s->vk.vkUpdateDescriptorSets(s->device, gpu::kBindingCount, writes, 0, nullptr);
+}
+
+namespace {
+
+// Window starts are multiples of this many positions: every binding offset is then a multiple of
+// 16 KiB, above any minStorageBufferOffsetAlignment (at most 256 bytes).
+constexpr uint32_t kWindowAlign = 4096;
+
+// The own arrays a windowed pass binds: the per-position inputs and the output.
+constexpr uint32_t kWindowBindings = 8;
+constexpr uint32_t kWindowBinding[kWindowBindings] = {
+    gpu::kBindingFlags,  gpu::kBindingTranslation, gpu::kBindingRotation,    gpu::kBindingScale,
+    gpu::kBindingParent, gpu::kBindingRareIndex,   gpu::kBindingStaticIndex, gpu::kBindingWorld};
+
+}  // namespace
+
+uint32_t Propagator::Impl::window_positions() const {
+  // The widest element of a window is the float4x4 output.
+  uint64_t w = s->properties.limits.maxStorageBufferRange / sizeof(float4x4);
+  if (options.window_entities != 0) w = std::min<uint64_t>(w, options.window_entities);
+  w = w / kWindowAlign * kWindowAlign;
+  return static_cast<uint32_t>(std::max<uint64_t>(w, kWindowAlign));
+}
+
+bool Propagator::Impl::prepare_windows(uint32_t window) {
+  const uint32_t n = order.size();
+  const uint32_t count = (n + window - 1) / window;
+  if (count > window_sets.size()) {
+    // More windows than sets: a new pool for all of them (the previous frame has completed).
+    if (window_pool) s->vk.vkDestroyDescriptorPool(s->device, window_pool, nullptr);
+    window_pool = VK_NULL_HANDLE;
+    window_sets.clear();
+    window_described.clear();
+    const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                    count * gpu::kBindingCount};
+    VkDescriptorPoolCreateInfo dpci{};
+    dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+    dpci.maxSets = count;
+    dpci.poolSizeCount = 1;
+    dpci.pPoolSizes = &size;
+    if (s->vk.vkCreateDescriptorPool(s->device, &dpci, nullptr, &window_pool) != VK_SUCCESS) {
+      window_pool = VK_NULL_HANDLE;
+      return false;
+    }
+    set_debug_name(*s, VK_OBJECT_TYPE_DESCRIPTOR_POOL, window_pool, "tprop.windows");
+    const std::vector<VkDescriptorSetLayout> layouts(count, pipes.set_layout());
+    VkDescriptorSetAllocateInfo dsai{};
+    dsai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+    dsai.descriptorPool = window_pool;
+    dsai.descriptorSetCount = count;
+    dsai.pSetLayouts = layouts.data();
+    std::vector<VkDescriptorSet> sets(count);
+    if (s->vk.vkAllocateDescriptorSets(s->device, &dsai, sets.data()) != VK_SUCCESS) return false;
+    window_sets = std::move(sets);
+    for (VkDescriptorSet set : window_sets)
+      set_debug_name(*s, VK_OBJECT_TYPE_DESCRIPTOR_SET, set, "tprop.window");
+  }
+  window_size = window;
+  window_count = count;
+
+  const Buffer* all[gpu::kBindingCount];
+  binding_buffers(all);
+  std::vector<VkBuffer> handles(kWindowBindings);
+  for (uint32_t i = 0; i < kWindowBindings; ++i) handles[i] = all[kWindowBinding[i]]->handle();
+  if (handles == window_described && window == window_described_size &&
+      count <= window_described_count)
+    return true;
+
+  const uint32_t capacity = arrays[kFlags].capacity;  // world has the same, at 64 bytes each
+  std::vector<VkDescriptorBufferInfo> infos(size_t(count) * kWindowBindings);
+  std::vector<VkWriteDescriptorSet> writes(infos.size());
+  for (uint32_t w = 0; w < count; ++w) {
+    const uint32_t first = w * window;
+    const uint32_t length = std::min(window, capacity - first);
+    for (uint32_t i = 0; i < kWindowBindings; ++i) {
+      const uint32_t binding = kWindowBinding[i];
+      const VkDeviceSize stride =
+          binding == gpu::kBindingWorld ? sizeof(float4x4) : kStride[binding];
+      const size_t k = size_t(w) * kWindowBindings + i;
+      infos[k] = {handles[i], VkDeviceSize(first) * stride, VkDeviceSize(length) * stride};
+      writes[k] = VkWriteDescriptorSet{};
+      writes[k].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+      writes[k].dstSet = window_sets[w];
+      writes[k].dstBinding = binding;
+      writes[k].descriptorCount = 1;
+      writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[k].pBufferInfo = &infos[k];
+    }
+  }
+  s->vk.vkUpdateDescriptorSets(s->device, static_cast<uint32_t>(writes.size()), writes.data(), 0,
+                               nullptr);
+  window_described = std::move(handles);
+  window_described_size = window;
+  window_described_count = count;
+  return true;
 }
 
 gpu::ScenePush Propagator::Impl::push_constants() const {

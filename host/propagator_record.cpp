@@ -130,7 +130,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   }
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
   gpu::ScenePush push = m.push_constants();
-  const PassPipelines& passes = m.pipes.passes(m.addressing);
+  const PassPipelines passes = m.pipes.passes(m.addressing);
   if (m.addressing == Addressing::Descriptors)
     s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0, 1,
                                  &m.descriptor_set, 0, nullptr);
@@ -145,13 +145,37 @@ void Propagator::record(VkCommandBuffer cmd) {
   end_label(s, cmd);
   m.timer.stamp(cmd, 1);
 
+  // One dispatch of positions [first, first + count), or, with windowed passes, one per window
+  // it touches, each with that window's descriptor set (no barrier between them: the pieces
+  // write disjoint entities and read only what earlier dispatches wrote).
+  const bool windowed = m.addressing == Addressing::Windowed;
+  VkDescriptorSet bound_set = VK_NULL_HANDLE;
+  auto dispatch_range = [&](uint32_t first, uint32_t count, uint32_t group_size) {
+    const uint64_t end = uint64_t(first) + count;
+    for (uint64_t at = first; at < end;) {
+      uint64_t piece_end = end;
+      if (windowed) {
+        const uint32_t w = static_cast<uint32_t>(at / m.window_size);
+        piece_end = std::min<uint64_t>(end, uint64_t(w + 1) * m.window_size);
+        push.window_first = w * m.window_size;
+        if (m.window_sets[w] != bound_set) {
+          bound_set = m.window_sets[w];
+          s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0,
+                                       1, &bound_set, 0, nullptr);
+        }
+      }
+      push.first = static_cast<uint32_t>(at);
+      push.count = static_cast<uint32_t>(piece_end - at);
+      m.pipes.push(cmd, push);
+      dispatch((push.count + group_size - 1) / group_size);
+      at = piece_end;
+    }
+  };
+
   begin_label(s, cmd, "tprop.compose");
   if (n > 0) {
     s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, passes.compose);
-    push.first = 0;
-    push.count = n;
-    m.pipes.push(cmd, push);
-    dispatch((n + gpu::kComposeGroupSize - 1) / gpu::kComposeGroupSize);
+    dispatch_range(0, n, gpu::kComposeGroupSize);
   }
   end_label(s, cmd);
   m.timer.stamp(cmd, 2);
@@ -166,12 +190,14 @@ void Propagator::record(VkCommandBuffer cmd) {
       s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
       bound = p;
     }
-    push.first = step.first;
-    push.count = step.count;
-    push.level_begin = step.level_begin;
-    push.level_end = step.level_end;
-    m.pipes.push(cmd, push);
-    dispatch(step.narrow ? 1 : (step.count + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize);
+    if (step.narrow) {
+      push.level_begin = step.level_begin;
+      push.level_end = step.level_end;
+      m.pipes.push(cmd, push);
+      dispatch(1);
+    } else {
+      dispatch_range(step.first, step.count, gpu::kWideGroupSize);
+    }
   }
   end_label(s, cmd);
   m.timer.stamp(cmd, 3);

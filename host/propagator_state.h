@@ -64,6 +64,14 @@ struct Propagator::Impl {
   VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
   VkDescriptorSet descriptor_set = VK_NULL_HANDLE;
   VkBuffer described[gpu::kBindingCount] = {};  // what descriptor_set points at now
+  // Windowed passes (scenes beyond one binding per array): one set per window of positions.
+  VkDescriptorPool window_pool = VK_NULL_HANDLE;
+  std::vector<VkDescriptorSet> window_sets;
+  uint32_t window_size = 0;                        // positions per window
+  uint32_t window_count = 0;                       // windows the last update() needs
+  std::vector<VkBuffer> window_described;          // what the window sets point at now
+  uint32_t window_described_size = 0;
+  uint32_t window_described_count = 0;
   Addressing addressing = Addressing::DeviceAddress;
   GpuTimer timer;
   VkCommandPool pool = VK_NULL_HANDLE;
@@ -128,6 +136,11 @@ struct Propagator::Impl {
   Status create_descriptor_set();
   void binding_buffers(const Buffer* out[gpu::kBindingCount]) const;
   void choose_addressing();
+  // Positions per window: the device limit, or options.window_entities, aligned.
+  uint32_t window_positions() const;
+  // Points one descriptor set per window at the own arrays; false if the pool could not be had
+  // (the passes then go by device address, which always works).
+  bool prepare_windows(uint32_t window);
   gpu::ScenePush push_constants() const;
 
   // propagator_record.cpp: commands.

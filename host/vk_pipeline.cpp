@@ -31,6 +31,12 @@ const uint32_t kPropagateNarrowDescSpirv[] =
 const uint32_t kScatterDescSpirv[] =
 #include "scatter_desc.spv.inc"
     ;
+const uint32_t kComposeWinSpirv[] =
+#include "compose_win.spv.inc"
+    ;
+const uint32_t kPropagateWideWinSpirv[] =
+#include "propagate_wide_win.spv.inc"
+    ;
 
 Result<VkPipeline> make_pipeline(const ContextState& s, VkPipelineLayout layout,
                                  const uint32_t* code, size_t bytes, const char* name) {
@@ -128,6 +134,14 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
        "tprop.scatter_desc"}};
   if (Status st = make_passes(s, out.layout_, addresses, out.addresses_); !st) return st.error();
   if (Status st = make_passes(s, out.layout_, descriptors, out.descriptors_); !st) return st.error();
+  auto compose_win = make_pipeline(s, out.layout_, kComposeWinSpirv, sizeof(kComposeWinSpirv),
+                                   "tprop.compose_win");
+  if (!compose_win) return compose_win.error();
+  out.windowed_.compose = *compose_win;
+  auto wide_win = make_pipeline(s, out.layout_, kPropagateWideWinSpirv,
+                                sizeof(kPropagateWideWinSpirv), "tprop.propagate_wide_win");
+  if (!wide_win) return wide_win.error();
+  out.windowed_.propagate_wide = *wide_win;
   return out;
 }
 
@@ -139,10 +153,12 @@ ComputePipelines& ComputePipelines::operator=(ComputePipelines&& other) noexcept
   layout_ = other.layout_;
   addresses_ = other.addresses_;
   descriptors_ = other.descriptors_;
+  windowed_ = other.windowed_;
   other.set_layout_ = VK_NULL_HANDLE;
   other.layout_ = VK_NULL_HANDLE;
   other.addresses_ = PassPipelines{};
   other.descriptors_ = PassPipelines{};
+  other.windowed_ = PassPipelines{};
   return *this;
 }
 
@@ -150,6 +166,7 @@ void ComputePipelines::reset() {
   if (!state_) return;
   destroy_passes(*state_, addresses_);
   destroy_passes(*state_, descriptors_);
+  destroy_passes(*state_, windowed_);
   if (layout_) state_->vk.vkDestroyPipelineLayout(state_->device, layout_, nullptr);
   if (set_layout_) state_->vk.vkDestroyDescriptorSetLayout(state_->device, set_layout_, nullptr);
   layout_ = VK_NULL_HANDLE;

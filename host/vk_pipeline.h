@@ -1,7 +1,8 @@
 // Private to host/: the compute pipelines, built from the SPIR-V that shaders/CMakeLists.txt
-// embeds, in two variants that share one pipeline layout (the ScenePush push constants plus one
+// embeds, in variants that share one pipeline layout (the ScenePush push constants plus one
 // descriptor set of kBindingCount storage buffers): the passes reaching the arrays by buffer
-// device address, and the same passes reaching them through the descriptor set.
+// device address, the same passes reaching them through the descriptor set, and windowed compose
+// and wide propagate (see Addressing).
 #pragma once
 
 #include "vk_context_state.h"
@@ -10,7 +11,11 @@
 
 namespace tprop {
 
-enum class Addressing : uint8_t { DeviceAddress, Descriptors };
+// DeviceAddress: every array through push-constant addresses. Descriptors: every array through
+// one descriptor each (when each fits in one binding). Windowed: compose and wide propagate reach
+// their own entities through descriptors over a window of positions and the rest by address;
+// narrow propagate and scatter go by address.
+enum class Addressing : uint8_t { DeviceAddress, Descriptors, Windowed };
 
 struct PassPipelines {
   VkPipeline compose = VK_NULL_HANDLE;
@@ -33,8 +38,14 @@ class ComputePipelines {
 
   VkPipelineLayout layout() const { return layout_; }
   VkDescriptorSetLayout set_layout() const { return set_layout_; }
-  const PassPipelines& passes(Addressing a) const {
-    return a == Addressing::Descriptors ? descriptors_ : addresses_;
+  PassPipelines passes(Addressing a) const {
+    if (a == Addressing::Descriptors) return descriptors_;
+    PassPipelines p = addresses_;
+    if (a == Addressing::Windowed) {
+      p.compose = windowed_.compose;
+      p.propagate_wide = windowed_.propagate_wide;
+    }
+    return p;
   }
 
   void push(VkCommandBuffer cmd, const gpu::ScenePush& push) const;
@@ -45,6 +56,7 @@ class ComputePipelines {
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   PassPipelines addresses_;
   PassPipelines descriptors_;
+  PassPipelines windowed_;  // compose and propagate_wide only
 };
 
 }  // namespace tprop

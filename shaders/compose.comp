@@ -8,7 +8,7 @@
 layout(local_size_x = TPROP_COMPOSE_GROUP_SIZE) in;
 
 mat4 parent_scale_inverse(uint pos, uint rare) {
-  uint parent = PARENT[pos];
+  uint parent = PARENT_SELF[SELF(pos)];
   uint parent_flags = FLAGS[parent];
   // NOTES.md: the parent writes the inverse of its CompositeScale, else 1/Scale, else
   // 1/NonUniformScale (one vec4: the host resolved which), else the child keeps its own value.
@@ -39,14 +39,14 @@ mat4 local_matrix(uint pos, uint f, uint rare) {
   if ((f & kFlagCompositeRotation) != 0u) {
     rot = RARE[rare].composite_rotation;
   } else if ((f & kFlagRotation) != 0u) {
-    rot = rotation_matrix(ROTATION[pos]);
+    rot = rotation_matrix(ROTATION_SELF[SELF(pos)]);
   }
-  vec3 t = (f & kFlagTranslation) != 0u ? TRANSLATION[pos].xyz : vec3(0.0);
+  vec3 t = (f & kFlagTranslation) != 0u ? TRANSLATION_SELF[SELF(pos)].xyz : vec3(0.0);
 
   if ((f & (kFlagParentScaleInverse | kFlagCompositeRotation | kFlagCompositeScale)) == 0u) {
     // The common case T * R * S (R a pure rotation) in closed form: the products with 0 and 1
     // that the reference does are exact, so this gives the same bits for less work.
-    vec3 s = (f & kFlagScale) != 0u ? SCALE[pos].xyz : vec3(1.0);
+    vec3 s = (f & kFlagScale) != 0u ? SCALE_SELF[SELF(pos)].xyz : vec3(1.0);
     return mat4(rot[0] * s.x, rot[1] * s.y, rot[2] * s.z, vec4(t, 1.0));
   }
 
@@ -57,7 +57,7 @@ mat4 local_matrix(uint pos, uint f, uint rare) {
   if ((f & kFlagCompositeScale) != 0u) {
     m = m * RARE[rare].composite_scale;
   } else if ((f & kFlagScale) != 0u) {
-    vec3 s = SCALE[pos].xyz;
+    vec3 s = SCALE_SELF[SELF(pos)].xyz;
     m = m * mat4(vec4(s.x, 0, 0, 0), vec4(0, s.y, 0, 0), vec4(0, 0, s.z, 0), vec4(0, 0, 0, 1));
   }
   return m;
@@ -67,12 +67,12 @@ void main() {
   uint i = flat_invocation(kComposeGroupSize);
   if (i >= pc.count) return;
   uint pos = pc.first + i;
-  uint f = FLAGS[pos];
-  uint rare = RARE_INDEX[pos];
+  uint f = FLAGS_SELF[SELF(pos)];
+  uint rare = RARE_INDEX_SELF[SELF(pos)];
 
   mat4 m;
   if ((f & kFlagReadFrozen) != 0u) {
-    m = FROZEN[STATIC_INDEX[pos]];
+    m = FROZEN[STATIC_INDEX_SELF[SELF(pos)]];
   } else if ((f & kFlagUserWorld) != 0u) {
     m = rare != kNoIndex ? RARE[rare].user_local_to_world : mat4(1.0);
   } else if ((f & kFlagUserLocal) != 0u) {
@@ -80,8 +80,8 @@ void main() {
   } else {
     m = local_matrix(pos, f, rare);
   }
-  WORLD[pos] = m;
+  WORLD_SELF[SELF(pos)] = m;
   if ((f & (kFlagStoreFrozen | kFlagWorldFinal)) == (kFlagStoreFrozen | kFlagWorldFinal)) {
-    FROZEN[STATIC_INDEX[pos]] = m;
+    FROZEN[STATIC_INDEX_SELF[SELF(pos)]] = m;
   }
 }

@@ -78,6 +78,42 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer DeltaArray 
 
 #endif
 
+// TPROP_WINDOWED (compose and wide propagate of scenes beyond one binding per array): an
+// entity's own per-position arrays (*_SELF, indexed by SELF(pos)) through descriptors bound to
+// a window of positions starting at pc.window_first, everything else (parents, rare and frozen
+// tables) through the device addresses above. Measured on lavapipe, the own accesses are what
+// the descriptor passes win on (see propagator_bindings.cpp). Otherwise *_SELF are the arrays
+// themselves.
+#ifdef TPROP_WINDOWED
+layout(std430, set = 0, binding = 0) buffer FlagsWindow { uint v[]; } w_flags;
+layout(std430, set = 0, binding = 1) buffer TranslationWindow { vec4 v[]; } w_translation;
+layout(std430, set = 0, binding = 2) buffer RotationWindow { vec4 v[]; } w_rotation;
+layout(std430, set = 0, binding = 3) buffer ScaleWindow { vec4 v[]; } w_scale;
+layout(std430, set = 0, binding = 4) buffer ParentWindow { uint v[]; } w_parent;
+layout(std430, set = 0, binding = 5) buffer RareIndexWindow { uint v[]; } w_rare_index;
+layout(std430, set = 0, binding = 6) buffer StaticIndexWindow { uint v[]; } w_static_index;
+layout(std430, set = 0, binding = 9) buffer WorldWindow { mat4 v[]; } w_world;
+#define FLAGS_SELF w_flags.v
+#define TRANSLATION_SELF w_translation.v
+#define ROTATION_SELF w_rotation.v
+#define SCALE_SELF w_scale.v
+#define PARENT_SELF w_parent.v
+#define RARE_INDEX_SELF w_rare_index.v
+#define STATIC_INDEX_SELF w_static_index.v
+#define WORLD_SELF w_world.v
+#define SELF(pos) ((pos) - pc.window_first)
+#else
+#define FLAGS_SELF FLAGS
+#define TRANSLATION_SELF TRANSLATION
+#define ROTATION_SELF ROTATION
+#define SCALE_SELF SCALE
+#define PARENT_SELF PARENT
+#define RARE_INDEX_SELF RARE_INDEX
+#define STATIC_INDEX_SELF STATIC_INDEX
+#define WORLD_SELF WORLD
+#define SELF(pos) (pos)
+#endif
+
 // The flat invocation index of a 2D grid of workgroups (the x dimension is capped at
 // kMaxGroupsPerDimension groups, more rows go to y).
 uint flat_invocation(uint group_size) {

@@ -111,7 +111,7 @@ struct EntityDelta {
   vec4 scale;
 };
 
-// Push constants shared by every pipeline (112 bytes, under the guaranteed 128).
+// Push constants shared by every pipeline (120 bytes, under the guaranteed 128).
 struct ScenePush {
   uint64 flags;           // uint[]
   // vec4[] (xyz; w unused). Padded: measured on lavapipe (device-address passes), compose of
@@ -132,6 +132,8 @@ struct ScenePush {
   uint count;             // compose / wide propagate: number of positions
   uint level_begin;       // narrow propagate: levels [level_begin, level_end)
   uint level_end;
+  uint window_first;      // windowed passes: the first position of the bound window
+  uint pad;
 };
 
 #ifdef __cplusplus
@@ -141,7 +143,8 @@ static_assert(offsetof(RareRecord, user_local_to_world) == 320);
 static_assert(sizeof(EntityDelta) == 80);
 static_assert(offsetof(EntityDelta, translation) == 32);
 static_assert(offsetof(EntityDelta, scale) == 64);
-static_assert(sizeof(ScenePush) == 112);
+static_assert(sizeof(ScenePush) == 120);
+static_assert(offsetof(ScenePush, window_first) == 112);
 static_assert(offsetof(ScenePush, level_offsets) == 80);
 static_assert(offsetof(ScenePush, deltas) == 88);
 static_assert(offsetof(ScenePush, first) == 96);

@@ -162,18 +162,26 @@ TEST_F(GpuRandom, DeviceAddressPassesMatchTheReference) {
 // every pass of this scene such a grid: compose's 79 groups become 3 x 27 (two groups past the
 // end), the wide levels and the scatter of a scattered-values frame likewise. An index taken from
 // x alone would leave most entities unwritten; a wrong row stride, some entities twice.
+// With windows of 4096 positions, each window's 16 groups become 3 x 6.
 TEST_F(GpuRandom, PassesBeyondTheGroupCapRunAsRowsAndMatchTheReference) {
-  for (const bool descriptors : {true, false}) {
-    SCOPED_TRACE(descriptors ? "descriptors" : "device addresses");
+  struct Case {
+    const char* name;
+    PropagatorOptions options;
+    uint32_t compose_rows;
+  };
+  const Case cases[] = {
+      {"descriptors", {.max_groups_per_dimension = 3}, 27},  // ceil(ceil(20000 / 256) / 3)
+      {"windows", {.window_entities = 4096, .max_groups_per_dimension = 3}, 6},
+      {"device addresses", {.prefer_descriptors = false, .max_groups_per_dimension = 3}, 27}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
     EntityStore store;
     ValueSource v(13);
     build_random_scene(store, 20000, 64, v);
-    Propagator gpu = make_propagator(
-        ctx(), {.prefer_descriptors = descriptors, .max_groups_per_dimension = 3});
+    Propagator gpu = make_propagator(ctx(), c.options);
     CpuReference cpu;
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "2D grid, first frame"), 1.0);
-    EXPECT_EQ(gpu.last_frame().grid_rows, 27u);  // compose: ceil(ceil(20000 / 256) / 3)
-    EXPECT_EQ(gpu.last_frame().descriptors, descriptors);
+    EXPECT_EQ(gpu.last_frame().grid_rows, c.compose_rows);
     for (uint32_t k = 0; k < 2000; ++k) store.set_translation(v.below(20000), v.vec(5));
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "2D grid, scattered values"), 1.0);
     EXPECT_GT(gpu.last_frame().grid_rows, 1u);

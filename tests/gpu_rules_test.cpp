@@ -144,15 +144,20 @@ void build_rule_table(EntityStore& store, ValueSource& v) {
   store.set_parent(base + 3, base + 1);
 }
 
-// Both ways the passes reach the arrays: descriptors (the default for scenes that fit one
-// binding per array) and buffer device addresses (larger scenes).
-class GpuRulesBothPaths : public GpuTest, public ::testing::WithParamInterface<bool> {};
+// Every way the passes reach the arrays: descriptors (the default for scenes that fit one
+// binding per array), windows of descriptors over 4096 positions (how larger scenes run; 24
+// windows here, so levels and compose span several) and buffer device addresses only.
+struct AddressingCase {
+  const char* name;
+  PropagatorOptions options;
+};
+class GpuRulesBothPaths : public GpuTest, public ::testing::WithParamInterface<AddressingCase> {};
 
 TEST_P(GpuRulesBothPaths, EveryComponentCombinationMatchesTheReferenceOverFrames) {
   EntityStore store;
   ValueSource v(42);
   build_rule_table(store, v);
-  Propagator gpu = make_propagator(ctx(), {.prefer_descriptors = GetParam()});
+  Propagator gpu = make_propagator(ctx(), GetParam().options);
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 1"), 1.0);
 
@@ -176,15 +181,18 @@ TEST_P(GpuRulesBothPaths, EveryComponentCombinationMatchesTheReferenceOverFrames
   EXPECT_TRUE(gpu.last_frame().resorted);
 
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 4 (nothing changed)"), 1.0);
-  if (!GetParam()) {
-    EXPECT_FALSE(gpu.last_frame().descriptors);
-  }
+  const PropagatorOptions& o = GetParam().options;
+  EXPECT_EQ(gpu.last_frame().descriptors, o.prefer_descriptors && o.window_entities == 0);
+  // ceil(98,305 positions / 4096) windows when windowed.
+  EXPECT_EQ(gpu.last_frame().windows, o.window_entities ? (gpu.order().size() + 4095) / 4096 : 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Addressing, GpuRulesBothPaths, ::testing::Values(true, false),
-                         [](const ::testing::TestParamInfo<bool>& param) {
-                           return param.param ? "Descriptors" : "DeviceAddresses";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Addressing, GpuRulesBothPaths,
+    ::testing::Values(AddressingCase{"Descriptors", {}},
+                      AddressingCase{"Windows", {.window_entities = 4096}},
+                      AddressingCase{"DeviceAddresses", {.prefer_descriptors = false}}),
+    [](const ::testing::TestParamInfo<AddressingCase>& param) { return param.param.name; });
 
 TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
   EntityStore store;
