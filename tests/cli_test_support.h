@@ -3,16 +3,14 @@
 #pragma once
 
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <set>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "test_files.h"
 
 #ifndef TPROP_CLI_PATH
 #error "TPROP_CLI_PATH (the built tprop binary) must be defined by the build"
@@ -26,32 +24,10 @@ struct Outcome {
   std::string err;
 };
 
-// Unique per process: several build trees may run the suite at the same time on one machine.
-// Every path handed out is removed when the test binary exits.
-inline std::string temp_path(const std::string& name) {
-  struct Cleanup {
-    std::set<std::string> paths;
-    ~Cleanup() {
-      for (const std::string& p : paths) std::remove(p.c_str());
-    }
-  };
-  static Cleanup cleanup;
-  const std::string path =
-      ::testing::TempDir() + "tprop_cli_" + std::to_string(getpid()) + "_" + name;
-  cleanup.paths.insert(path);
-  return path;
-}
-
-inline std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-inline void write_file(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
+// The temporary files of test_files.h, unique per process and removed at exit.
+using ::tprop::test::read_text;
+using ::tprop::test::temp_path;
+using ::tprop::test::write_file;
 
 // Single quotes for the shell; the paths here come from TempDir and the build, but be safe.
 inline std::string quoted(const std::string& s) {
@@ -90,9 +66,6 @@ inline bool have_device() {
 }
 
 }  // namespace tprop::test::cli
-
-#define EXPECT_CONTAINS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "in: " << (haystack)
 
 // In a test that needs a Vulkan device: skip without one, or fail when TPROP_REQUIRE_GPU=1 (CI).
 #define REQUIRE_DEVICE_OR_SKIP()                                                         \

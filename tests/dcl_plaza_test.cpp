@@ -16,6 +16,7 @@
 #include "dcl_test_support.h"
 #include "reference.h"
 #include "scene_input.h"
+#include "test_files.h"
 
 namespace tprop {
 namespace {
@@ -147,14 +148,12 @@ TEST(DclPlaza, LoadSceneDispatchesByExtensionAndByContent) {
   ASSERT_TRUE(by_extension) << by_extension.error().message;
   EXPECT_EQ(by_extension->store.size(), 28u);
   // The same bytes under a name without an extension: the first header gives it away.
-  const std::string bare = ::testing::TempDir() + "plaza_without_extension";
+  const std::string bare = test::temp_path("plaza_without_extension");
   const std::vector<uint8_t> bytes = read_all(kAsset);
-  std::ofstream(bare, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                              std::streamsize(bytes.size()));
+  test::write_file(bare, std::string(bytes.begin(), bytes.end()));
   auto by_content = load_scene(bare);
   ASSERT_TRUE(by_content) << by_content.error().message;
   EXPECT_EQ(by_content->store.size(), 28u);
-  std::remove(bare.c_str());
 }
 
 }  // namespace

@@ -4,12 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <set>
-#include <sstream>
 #include <string>
-
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -18,6 +13,7 @@
 #include "dump.h"
 #include "reference.h"
 #include "scene_input.h"
+#include "test_files.h"
 
 namespace tprop {
 namespace {
@@ -40,35 +36,9 @@ std::string one_entity(const std::string& body) {
   return R"({"entities": [{"id": 7, )" + body + "}]}";
 }
 
-// Unique per process: several build trees may run the suite at the same time on one machine.
-// Every path handed out is removed when the test binary exits.
-std::string temp_path(const std::string& name) {
-  struct Cleanup {
-    std::set<std::string> paths;
-    ~Cleanup() {
-      for (const std::string& p : paths) std::remove(p.c_str());
-    }
-  };
-  static Cleanup cleanup;
-  const std::string path =
-      ::testing::TempDir() + "tprop_scene_json_" + std::to_string(getpid()) + "_" + name;
-  cleanup.paths.insert(path);
-  return path;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-#define EXPECT_CONTAINS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "in: " << (haystack)
+using test::read_text;
+using test::temp_path;
+using test::write_file;
 
 // ---------------------------------------------------------------------------------------------
 // Values land in the store exactly.
