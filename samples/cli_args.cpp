@@ -2,12 +2,16 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 namespace tprop::cli {
 namespace {
 
-Result<uint64_t> parse_seed(const std::string& v) {
+// The value of --seed (nullopt: the option came last, without one).
+Result<uint64_t> parse_seed(const std::optional<std::string>& value) {
+  if (!value) return Error{"--seed needs a value"};
+  const std::string& v = *value;
   uint64_t seed = 0;
   const char* end = v.data() + v.size();
   const auto [ptr, ec] = std::from_chars(v.data(), end, seed);
@@ -61,6 +65,19 @@ Status take_scene(std::string& scene, const std::string& a) {
 
 }  // namespace
 
+std::optional<int> usage_or_help(const char* command, const Error* usage_error, bool help,
+                                 const char* usage) {
+  if (usage_error) {
+    std::fprintf(stderr, "tprop %s: %s\n\n%s", command, usage_error->message.c_str(), usage);
+    return kExitUsage;
+  }
+  if (help) {
+    std::fputs(usage, stdout);
+    return kExitOk;
+  }
+  return std::nullopt;
+}
+
 Result<std::pair<uint32_t, uint32_t>> parse_size(const std::string& text) {
   const size_t x = text.find_first_of("xX");
   auto number = [](const std::string& s) -> std::optional<uint32_t> {
@@ -99,9 +116,7 @@ Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
       if (!v || v->empty()) return Error{"--dump needs a file name"};
       o.dump = *v;
     } else if (w.is("--seed")) {
-      const std::optional<std::string> v = w.value("--seed");
-      if (!v) return Error{"--seed needs a value"};
-      Result<uint64_t> seed = parse_seed(*v);
+      Result<uint64_t> seed = parse_seed(w.value("--seed"));
       if (!seed) return seed.error();
       o.seed = *seed;
     } else if (w.arg() == "--validate" && w.is_option()) {
@@ -138,9 +153,7 @@ Result<RenderCommandOptions> parse_render_args(const std::vector<std::string>& a
       o.width = size->first;
       o.height = size->second;
     } else if (w.is("--seed")) {
-      const std::optional<std::string> v = w.value("--seed");
-      if (!v) return Error{"--seed needs a value"};
-      Result<uint64_t> seed = parse_seed(*v);
+      Result<uint64_t> seed = parse_seed(w.value("--seed"));
       if (!seed) return seed.error();
       o.seed = *seed;
     } else if (w.is("--cube-size")) {

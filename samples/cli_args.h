@@ -12,6 +12,12 @@
 
 namespace tprop::cli {
 
+// Exit codes shared by every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // bad input, unwritable output, runtime failure, or
+                                        // --validate above the tolerance
+inline constexpr int kExitUsage = 2;    // the command line itself is wrong
+
 enum class Backend { Cpu, Gpu, Auto };
 
 struct RunOptions {
@@ -38,6 +44,17 @@ struct RenderCommandOptions {
 // The arguments after "run" / "render". The error message is for the usage text.
 Result<RunOptions> parse_run_args(const std::vector<std::string>& args);
 Result<RenderCommandOptions> parse_render_args(const std::vector<std::string>& args);
+
+// What every subcommand does with its parsed command line before it runs: a usage error prints
+// "tprop COMMAND: MESSAGE" and the usage text on stderr (kExitUsage), --help prints the usage
+// text on stdout (kExitOk). nullopt: go on and run.
+std::optional<int> usage_or_help(const char* command, const Error* usage_error, bool help,
+                                 const char* usage);
+template <class Options>
+std::optional<int> usage_or_help(const char* command, const Result<Options>& parsed,
+                                 const char* usage) {
+  return usage_or_help(command, parsed ? nullptr : &parsed.error(), parsed && parsed->help, usage);
+}
 
 // "WxH" with two decimal integers (each below 2^32): the syntax only, 0 is accepted here.
 Result<std::pair<uint32_t, uint32_t>> parse_size(const std::string& text);

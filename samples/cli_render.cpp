@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "cli_args.h"
 #include "cli_progress.h"
@@ -55,16 +56,8 @@ const char* render_usage() {
 
 int render_command(const std::vector<std::string>& args) {
   Result<RenderCommandOptions> parsed = parse_render_args(args);
-  if (!parsed) {
-    std::fprintf(stderr, "tprop render: %s\n\n%s", parsed.error().message.c_str(),
-                 render_usage());
-    return kExitUsage;
-  }
+  if (std::optional<int> exit = usage_or_help("render", parsed, render_usage())) return *exit;
   const RenderCommandOptions& options = *parsed;
-  if (options.help) {
-    std::fputs(render_usage(), stdout);
-    return kExitOk;
-  }
   auto fail = [](const std::string& message) {
     std::fprintf(stderr, "tprop render: %s\n", message.c_str());
     return kExitFailure;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,15 +101,8 @@ const char* run_usage() {
 
 int run_command(const std::vector<std::string>& args) {
   Result<RunOptions> parsed = parse_run_args(args);
-  if (!parsed) {
-    std::fprintf(stderr, "tprop run: %s\n\n%s", parsed.error().message.c_str(), run_usage());
-    return kExitUsage;
-  }
+  if (std::optional<int> exit = usage_or_help("run", parsed, run_usage())) return *exit;
   const RunOptions& options = *parsed;
-  if (options.help) {
-    std::fputs(run_usage(), stdout);
-    return kExitOk;
-  }
 
   Progress progress = Progress::for_stderr();
   RunReport report;

@@ -5,13 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace tprop::cli {
+#include "cli_args.h"  // the exit codes
 
-// Exit codes shared by every subcommand.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;  // bad input, unwritable output, runtime failure, or
-                                        // --validate above the tolerance
-inline constexpr int kExitUsage = 2;    // the command line itself is wrong
+namespace tprop::cli {
 
 // The scene `tprop run` and `tprop render` load when none is named.
 std::string default_scene();
