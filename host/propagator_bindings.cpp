@@ -1,6 +1,7 @@
 // How the passes reach the scene's arrays: one storage-buffer descriptor per array when every
-// array fits in one binding (faster on lavapipe), else buffer device addresses in the push
-// constants (no size limit per binding; scene_access.glsl builds each pass both ways).
+// array fits in one binding (faster on lavapipe), else descriptor windows for each entity's own
+// arrays and buffer device addresses in the push constants for the rest (no size limit per
+// binding; scene_access.glsl builds the passes each way).
 #include "propagator_state.h"
 
 #include <algorithm>
@@ -11,25 +12,55 @@ namespace tprop {
 
 using namespace propagator_detail;
 
-Status Propagator::Impl::create_descriptor_set() {
-  const VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, gpu::kBindingCount};
+namespace {
+
+VkWriteDescriptorSet storage_buffer_write(VkDescriptorSet set, uint32_t binding,
+                                          const VkDescriptorBufferInfo* info) {
+  VkWriteDescriptorSet w{};
+  w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+  w.dstSet = set;
+  w.dstBinding = binding;
+  w.descriptorCount = 1;
+  w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+  w.pBufferInfo = info;
+  return w;
+}
+
+}  // namespace
+
+// A pool of `count` sets of the passes' layout, and the sets, named `name` for captures.
+Status Propagator::Impl::create_sets(uint32_t count, const char* name, VkDescriptorPool& pool_out,
+                                     std::vector<VkDescriptorSet>& sets_out) {
+  const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, count * gpu::kBindingCount};
   VkDescriptorPoolCreateInfo dpci{};
   dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-  dpci.maxSets = 1;
+  dpci.maxSets = count;
   dpci.poolSizeCount = 1;
-  dpci.pPoolSizes = &pool_size;
-  VkResult r = s->vk.vkCreateDescriptorPool(s->device, &dpci, nullptr, &descriptor_pool);
-  if (r != VK_SUCCESS) return Error{"creating a descriptor pool failed: " + describe(r)};
-  set_debug_name(*s, VK_OBJECT_TYPE_DESCRIPTOR_POOL, descriptor_pool, "tprop.descriptors");
-  const VkDescriptorSetLayout set_layout = pipes.set_layout();
+  dpci.pPoolSizes = &size;
+  VkResult r = s->vk.vkCreateDescriptorPool(s->device, &dpci, nullptr, &pool_out);
+  if (r != VK_SUCCESS) {
+    pool_out = VK_NULL_HANDLE;
+    return Error{"creating a descriptor pool failed: " + describe(r)};
+  }
+  set_debug_name(*s, VK_OBJECT_TYPE_DESCRIPTOR_POOL, pool_out, name);
+  const std::vector<VkDescriptorSetLayout> layouts(count, pipes.set_layout());
   VkDescriptorSetAllocateInfo dsai{};
   dsai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-  dsai.descriptorPool = descriptor_pool;
-  dsai.descriptorSetCount = 1;
-  dsai.pSetLayouts = &set_layout;
-  r = s->vk.vkAllocateDescriptorSets(s->device, &dsai, &descriptor_set);
-  if (r != VK_SUCCESS) return Error{"allocating a descriptor set failed: " + describe(r)};
-  set_debug_name(*s, VK_OBJECT_TYPE_DESCRIPTOR_SET, descriptor_set, "tprop.scene");
+  dsai.descriptorPool = pool_out;
+  dsai.descriptorSetCount = count;
+  dsai.pSetLayouts = layouts.data();
+  std::vector<VkDescriptorSet> sets(count);
+  r = s->vk.vkAllocateDescriptorSets(s->device, &dsai, sets.data());
+  if (r != VK_SUCCESS) return Error{"allocating descriptor sets failed: " + describe(r)};
+  for (VkDescriptorSet set : sets) set_debug_name(*s, VK_OBJECT_TYPE_DESCRIPTOR_SET, set, name);
+  sets_out = std::move(sets);
+  return ok_status();
+}
+
+Status Propagator::Impl::create_descriptor_set() {
+  std::vector<VkDescriptorSet> sets;
+  if (Status st = create_sets(1, "tprop.scene", descriptor_pool, sets); !st) return st;
+  descriptor_set = sets[0];
   return ok_status();
 }
 
@@ -79,13 +110,7 @@ void Propagator::Impl::choose_addressing() {
   VkWriteDescriptorSet writes[gpu::kBindingCount];
   for (uint32_t i = 0; i < gpu::kBindingCount; ++i) {
     infos[i] = {b[i]->handle(), 0, VK_WHOLE_SIZE};
-    writes[i] = VkWriteDescriptorSet{};
-    writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-    writes[i].dstSet = descriptor_set;
-    writes[i].dstBinding = i;
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
+    writes[i] = storage_buffer_write(descriptor_set, i, &infos[i]);
     described[i] = b[i]->handle();
   }
   s->vk.vkUpdateDescriptorSets(s->device, gpu::kBindingCount, writes, 0, nullptr);
@@ -122,29 +147,7 @@ bool Propagator::Impl::prepare_windows(uint32_t window) {
     window_pool = VK_NULL_HANDLE;
     window_sets.clear();
     window_described.clear();
-    const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                    count * gpu::kBindingCount};
-    VkDescriptorPoolCreateInfo dpci{};
-    dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-    dpci.maxSets = count;
-    dpci.poolSizeCount = 1;
-    dpci.pPoolSizes = &size;
-    if (s->vk.vkCreateDescriptorPool(s->device, &dpci, nullptr, &window_pool) != VK_SUCCESS) {
-      window_pool = VK_NULL_HANDLE;
-      return false;
-    }
-    set_debug_name(*s, VK_OBJECT_TYPE_DESCRIPTOR_POOL, window_pool, "tprop.windows");
-    const std::vector<VkDescriptorSetLayout> layouts(count, pipes.set_layout());
-    VkDescriptorSetAllocateInfo dsai{};
-    dsai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-    dsai.descriptorPool = window_pool;
-    dsai.descriptorSetCount = count;
-    dsai.pSetLayouts = layouts.data();
-    std::vector<VkDescriptorSet> sets(count);
-    if (s->vk.vkAllocateDescriptorSets(s->device, &dsai, sets.data()) != VK_SUCCESS) return false;
-    window_sets = std::move(sets);
-    for (VkDescriptorSet set : window_sets)
-      set_debug_name(*s, VK_OBJECT_TYPE_DESCRIPTOR_SET, set, "tprop.window");
+    if (!create_sets(count, "tprop.window", window_pool, window_sets)) return false;
   }
   window_size = window;
   window_count = count;
@@ -169,13 +172,7 @@ bool Propagator::Impl::prepare_windows(uint32_t window) {
           binding == gpu::kBindingWorld ? sizeof(float4x4) : kStride[binding];
       const size_t k = size_t(w) * kWindowBindings + i;
       infos[k] = {handles[i], VkDeviceSize(first) * stride, VkDeviceSize(length) * stride};
-      writes[k] = VkWriteDescriptorSet{};
-      writes[k].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-      writes[k].dstSet = window_sets[w];
-      writes[k].dstBinding = binding;
-      writes[k].descriptorCount = 1;
-      writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[k].pBufferInfo = &infos[k];
+      writes[k] = storage_buffer_write(window_sets[w], binding, &infos[k]);
     }
   }
   s->vk.vkUpdateDescriptorSets(s->device, static_cast<uint32_t>(writes.size()), writes.data(), 0,

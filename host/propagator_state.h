@@ -133,6 +133,8 @@ struct Propagator::Impl {
   Status incremental_pack(const EntityStore& store, const std::vector<uint32_t>& slots);
 
   // propagator_bindings.cpp: how the passes reach the arrays.
+  Status create_sets(uint32_t count, const char* name, VkDescriptorPool& pool_out,
+                     std::vector<VkDescriptorSet>& sets_out);
   Status create_descriptor_set();
   void binding_buffers(const Buffer* out[gpu::kBindingCount]) const;
   void choose_addressing();

@@ -106,6 +106,7 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
   dslci.pBindings = bindings;
   VkResult r = s.vk.vkCreateDescriptorSetLayout(s.device, &dslci, nullptr, &out.set_layout_);
   if (r != VK_SUCCESS) return Error{"creating the descriptor set layout failed: " + describe(r)};
+  set_debug_name(s, VK_OBJECT_TYPE_DESCRIPTOR_SET_LAYOUT, out.set_layout_, "tprop.scene_layout");
 
   VkPushConstantRange range{};
   range.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
