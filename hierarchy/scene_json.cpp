@@ -374,6 +374,13 @@ class SceneReader {
     auto hint = [&](std::string_view known) {
       return message + " (did you mean \"" + std::string(known) + "\"?)";
     };
+    // The derived components of the spec: a scene states Parent only.
+    if (same_ignoring_case("Child")) {
+      return message + " (Child lists are derived from Parent: give each child a \"parent\")";
+    }
+    if (same_ignoring_case("PreviousParent")) {
+      return message + " (PreviousParent is derived: the Parent as of the last frame)";
+    }
     for (std::string_view known : {"id", "name", "parent", "static", "writeGroupOverride"}) {
       if (same_ignoring_case(known)) return hint(known);
     }

@@ -247,6 +247,11 @@ TEST(SceneJson, UnknownKeyNamesTheKeyAndTheEntity) {
                   "did you mean \"Translation\"?");
   EXPECT_CONTAINS(error_of(one_entity(R"("Parent": 3)")), "spells it \"parent\"");
   EXPECT_CONTAINS(error_of(one_entity(R"("Static": true)")), "spells it \"static\"");
+  // The spec's derived components are not written by a scene.
+  EXPECT_CONTAINS(error_of(one_entity(R"("Child": [1])")),
+                  "unknown key \"Child\" (Child lists are derived from Parent");
+  EXPECT_CONTAINS(error_of(one_entity(R"("PreviousParent": 1)")),
+                  "unknown key \"PreviousParent\" (PreviousParent is derived");
 }
 
 TEST(SceneJson, WrongShapeNamesComponentEntityAndExpectation) {
