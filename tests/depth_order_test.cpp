@@ -4,6 +4,8 @@
 #include <array>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -89,10 +91,9 @@ TEST(DepthOrder, SelfParentIsACycleOfLengthOne) {
   EXPECT_EQ(order.entities_on_cycles, 1u);
 }
 
-// Builds a cycle 1 -> 2 -> ... -> n -> 1 plus a tail entity 100 hanging below entity 1, applying
-// the parent edits in the given order, and checks the members stand at the root and the tail
-// keeps its parent.
-void check_cycle_in_edit_order(const std::vector<int>& edit_order, int n) {
+// A cycle 1 -> 2 -> ... -> n -> 1 plus a tail entity 100 hanging below entity 1, the parent
+// edits applied in the given order (a permutation of 0..n; edit n hangs the tail).
+EntityStore cycle_with_tail(const std::vector<int>& edit_order, int n) {
   EntityStore store;
   for (int e = 1; e <= n; ++e) store.create(e);
   store.create(100);
@@ -100,6 +101,12 @@ void check_cycle_in_edit_order(const std::vector<int>& edit_order, int n) {
     if (i == n) store.set_parent(100, 1);
     else store.set_parent(i + 1, i == n - 1 ? 1 : i + 2);  // entity i+1's parent is the next
   }
+  return store;
+}
+
+// Checks the members of cycle_with_tail stand at the root and the tail keeps its parent.
+void check_cycle_in_edit_order(const std::vector<int>& edit_order, int n) {
+  const EntityStore store = cycle_with_tail(edit_order, n);
   const DepthOrder order = sort_by_depth(store);
   expect_parents_first(order);
   const auto p = placements(store, order);
@@ -116,6 +123,37 @@ TEST(DepthOrder, CycleMembersStandAtRootWhateverTheOrderOfEdits) {
     do {
       SCOPED_TRACE(testing::Message() << "cycle length " << n);
       check_cycle_in_edit_order(edits, n);
+    } while (std::next_permutation(edits.begin(), edits.end()));
+  }
+}
+
+// The cycle of cycle_with_tail, built in every order of edits, then resolved by
+// removing the Parent of each member k in turn: k becomes the root and the others hang below it
+// in cycle order (entity j's parent is j + 1, wrapping to 1, so j sits (k - j) mod n levels
+// below k), and the tail stays one level below entity 1.
+TEST(DepthOrder, EveryCycleResolvesIntoAChainWhateverTheOrderOfEditsAndTheEdgeRemoved) {
+  for (int n : {1, 2, 3}) {
+    std::vector<int> edits(n + 1);
+    std::iota(edits.begin(), edits.end(), 0);
+    do {
+      for (int k = 1; k <= n; ++k) {
+        SCOPED_TRACE(testing::Message() << "cycle length " << n << ", member " << k << " freed");
+        EntityStore store = cycle_with_tail(edits, n);
+        store.remove(k, Component::Parent);
+        const DepthOrder order = sort_by_depth(store);
+        expect_parents_first(order);
+        EXPECT_EQ(order.cycles_broken, 0u);
+        EXPECT_EQ(order.entities_on_cycles, 0u);
+        EXPECT_EQ(order.roots, 1u);
+        const auto p = placements(store, order);
+        for (int j = 1; j <= n; ++j) {
+          const uint32_t level = uint32_t((k - j + n) % n);
+          const std::optional<EntityId> parent =
+              j == k ? std::nullopt : std::optional<EntityId>(j == n ? 1 : j + 1);
+          EXPECT_EQ(p.at(j), (Placement{level, parent})) << "member " << j;
+        }
+        EXPECT_EQ(p.at(100), (Placement{p.at(1).level + 1, 1}));
+      }
     } while (std::next_permutation(edits.begin(), edits.end()));
   }
 }
