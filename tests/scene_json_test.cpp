@@ -216,6 +216,14 @@ TEST(SceneJson, NumberTooLargeForADoubleIsMalformedAtItsFirstCharacter) {
   EXPECT_CONTAINS(e, "1e999");
 }
 
+TEST(SceneJson, NanAndInfinityLiteralsAreMalformedAtTheirFirstCharacter) {
+  // JSON has neither; `{"entities":[{"id":1,"Scale":` is 29 characters.
+  EXPECT_CONTAINS(error_of(R"({"entities":[{"id":1,"Scale":NaN}]})"),
+                  "test.json:1:30: malformed JSON");
+  EXPECT_CONTAINS(error_of(R"({"entities":[{"id":1,"Scale":Infinity}]})"),
+                  "test.json:1:30: malformed JSON");
+}
+
 TEST(SceneJson, NumberTooLargeForAFloatNamesComponentAndElement) {
   const std::string e = error_of(one_entity(R"("Translation": [0, 1e39, 0])"));
   EXPECT_CONTAINS(e, "entity 7 (entities[0])");
