@@ -133,8 +133,8 @@ Result<Scene> load_crdt_bytes(std::span<const uint8_t> bytes, const std::string&
              " live entities";
   scene.warnings.push_back(std::move(summary));
 
-  size_t malformed = 0, non_unit = 0;
-  EntityId first_malformed = 0, first_non_unit = 0;
+  size_t malformed = 0, non_unit = 0, non_finite = 0;
+  EntityId first_malformed = 0, first_non_unit = 0, first_non_finite = 0;
   for (EntityId e : state.entities()) {
     const LwwEntry* entry = state.find(e, kDclTransformComponentId);
     if (!entry || entry->deleted) continue;
@@ -144,6 +144,11 @@ Result<Scene> load_crdt_bytes(std::span<const uint8_t> bytes, const std::string&
       continue;
     }
     const quat q = t->rotation;
+    const float values[10] = {t->position.x, t->position.y, t->position.z, q.x, q.y, q.z, q.w,
+                              t->scale.x,    t->scale.y,    t->scale.z};
+    const bool finite =
+        std::all_of(values, values + 10, [](float v) { return std::isfinite(v); });
+    if (!finite && non_finite++ == 0) first_non_finite = e;
     const float len = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w);
     if (!(std::fabs(len - 1.0f) <= 1e-3f)) {
       if (non_unit++ == 0) first_non_unit = e;
@@ -153,6 +158,12 @@ Result<Scene> load_crdt_bytes(std::span<const uint8_t> bytes, const std::string&
     scene.warnings.push_back(std::to_string(malformed) +
                              " Transform(s) whose data is not 44 bytes, taken as identity at the "
                              "root (first: entity " + hex_id(first_malformed) + ")");
+  // The wire carries any 32-bit pattern; the matrices of such an entity and of everything below
+  // it are not finite (a dump writes null for those elements).
+  if (non_finite)
+    scene.warnings.push_back(std::to_string(non_finite) +
+                             " Transform(s) hold a NaN or an infinity, used as given (first: "
+                             "entity " + hex_id(first_non_finite) + ")");
   if (non_unit)
     scene.warnings.push_back(std::to_string(non_unit) +
                              " Transform rotation(s) are not unit quaternions, used as given "

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "dcl_scene.h"
 #include "dcl_test_support.h"
@@ -288,6 +289,25 @@ TEST(DclScene, LoadFromBytesReportsCountsAndErrorsNameTheSourceAndOffset) {
   EXPECT_EQ(bad.error().message.rfind("mem.crdt: ", 0), 0u) << bad.error().message;
   EXPECT_NE(bad.error().message.find("byte offset " + std::to_string(last)), std::string::npos)
       << bad.error().message;
+}
+
+TEST(DclScene, NonFiniteTransformValuesAreWarnedAndUsedAsGiven) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<CrdtMessage> messages = {
+      put_transform(1, 1, at({1, 0, 0}, 0)),
+      put_transform(2, 1, at({inf, 0, 0}, 0)),
+      put_transform(3, 1,
+                    dcl_test::transform({0, 0, 0}, make_quat(0, 0, 0, 1), float3(1, nan, 1)))};
+  auto scene = load_crdt_scene_from_bytes(encode_crdt_messages(messages), "odd.crdt");
+  ASSERT_TRUE(scene) << scene.error().message;
+  EXPECT_EQ(scene->store.size(), 3u);
+  ASSERT_EQ(scene->warnings.size(), 2u);
+  EXPECT_EQ(scene->warnings[1],
+            "2 Transform(s) hold a NaN or an infinity, used as given (first: entity 0x00000002)");
+  const uint32_t slot = scene->store.slot_of(2);
+  ASSERT_NE(slot, EntityStore::kNoSlot);
+  EXPECT_EQ(scene->store.translation_at(slot).x, inf);
 }
 
 TEST(DclScene, EmptyStreamIsAnEmptySceneSummedUpAsNoMessages) {
