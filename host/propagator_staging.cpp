@@ -57,9 +57,15 @@ size_t count_runs(std::vector<uint32_t>& indices) {
 }  // namespace
 
 Status Propagator::Impl::grow(Mirrored& m, uint32_t needed, VkDeviceSize stride, const char* name,
-                              bool keep) {
+                              bool keep, VkDeviceSize limit_stride) {
   if (needed <= m.capacity && m.device) return ok_status();
-  const uint32_t cap = std::max<uint32_t>({needed + needed / 8, 64u});
+  // An eighth more than needed, for growth without reallocating every frame; but the slack only
+  // as far as one allocation holds elements of limit_stride bytes, so that a scene right up to
+  // the documented limit (maxMemoryAllocationSize / 64 entities) still fits.
+  const uint64_t most = s->max_allocation_size / std::max(stride, limit_stride);
+  const uint64_t wanted = std::max<uint64_t>(uint64_t(needed) + needed / 8, 64u);
+  const uint32_t cap = static_cast<uint32_t>(
+      std::min<uint64_t>(std::max<uint64_t>(std::min(wanted, most), needed), UINT32_MAX));
   auto dev = Buffer::create(*s, VkDeviceSize(cap) * stride, BufferKind::DeviceStorage, name);
   if (!dev) return dev.error();
   auto stage = Buffer::create(*s, VkDeviceSize(cap) * stride, BufferKind::Upload,
@@ -76,7 +82,8 @@ Status Propagator::Impl::grow(Mirrored& m, uint32_t needed, VkDeviceSize stride,
 Status Propagator::Impl::ensure_entity_capacity(uint32_t n) {
   if (n <= arrays[0].capacity && world) return ok_status();
   for (int a = 0; a < kArrays; ++a)
-    if (Status st = grow(arrays[a], n, kStride[a], kArrayName[a], false); !st) return st;
+    if (Status st = grow(arrays[a], n, kStride[a], kArrayName[a], false, sizeof(float4x4)); !st)
+      return st;
   auto w = Buffer::create(*s, VkDeviceSize(arrays[0].capacity) * sizeof(float4x4),
                           BufferKind::DeviceStorage, "tprop.local_to_world");
   if (!w) return w.error();

@@ -121,7 +121,9 @@ struct Propagator::Impl {
   }
 
   // propagator_staging.cpp: the staging mirrors and what the next record() uploads.
-  Status grow(Mirrored& m, uint32_t needed, VkDeviceSize stride, const char* name, bool keep);
+  // Room for `needed` elements; `limit_stride`: the widest element sharing this capacity.
+  Status grow(Mirrored& m, uint32_t needed, VkDeviceSize stride, const char* name, bool keep,
+              VkDeviceSize limit_stride = 0);
   Status ensure_entity_capacity(uint32_t n);
   Result<uint32_t> allocate_rare();
   Result<uint32_t> static_index_for(uint32_t slot);
