@@ -1,5 +1,7 @@
 #include "scene_input.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -49,6 +51,11 @@ FileFormat detect_format(const std::string& path, std::string_view bytes) {
 Result<std::string> read_file_bytes(const std::string& path) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+  // A device (/dev/zero, a terminal) may never end: only files and pipes are read. A directory
+  // passes here and fails on the first read, below.
+  struct stat st {};
+  if (fstat(fileno(f.get()), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+    return Error{"cannot read " + path + ": a device, not a file or a pipe"};
   try {
     std::string bytes;
     char buffer[1 << 16];

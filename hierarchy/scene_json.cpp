@@ -431,8 +431,11 @@ Result<Scene> read_document(std::string_view text, std::string source) {
     if (key == "description") {
       return Error{source + ": \"description\" must be a string, got " + describe(value)};
     }
+    // A glTF text file reaches this loader when its name does not end in .gltf (a pipe).
+    const bool gltf = key == "asset" || key == "nodes" || key == "scenes";
     return Error{source + ": unknown top-level key \"" + key +
-                 "\" (expected \"entities\" and optionally \"description\")"};
+                 "\" (expected \"entities\" and optionally \"description\")" +
+                 (gltf ? "; glTF text is read from a file whose name ends in .gltf" : "")};
   }
   const auto entities = doc.find("entities");
   if (entities == doc.end()) return Error{source + ": missing the \"entities\" array"};

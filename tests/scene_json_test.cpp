@@ -238,6 +238,9 @@ TEST(SceneJson, TopLevelMustBeAnObjectWithAnEntitiesArray) {
   EXPECT_CONTAINS(error_of("{}"), "missing the \"entities\" array");
   EXPECT_CONTAINS(error_of(R"({"entities": {"id": 1}})"), "\"entities\" must be an array");
   EXPECT_CONTAINS(error_of(R"({"entities": [], "units": "m"})"), "unknown top-level key \"units\"");
+  // glTF text under another name (a pipe) is pointed to the .gltf extension.
+  EXPECT_CONTAINS(error_of(R"({"asset": {"version": "2.0"}, "nodes": []})"),
+                  "glTF text is read from a file whose name ends in .gltf");
 }
 
 TEST(SceneJson, EntityMustBeAnObject) {
@@ -328,6 +331,13 @@ TEST(LoadScene, DirectoryIsAnError) {
   Result<Scene> r = load_scene(::testing::TempDir());
   ASSERT_FALSE(r.ok());
   EXPECT_CONTAINS(r.error().message, "Is a directory");
+}
+
+TEST(LoadScene, DeviceIsAnErrorNotAnEndlessRead) {
+  // /dev/zero never ends: reading it would only stop when memory runs out.
+  Result<Scene> r = load_scene("/dev/zero");
+  ASSERT_FALSE(r.ok());
+  EXPECT_CONTAINS(r.error().message, "cannot read /dev/zero: a device");
 }
 
 TEST(LoadScene, JsonFileLoadsByExtensionOrByContent) {
