@@ -18,11 +18,7 @@
 namespace tprop {
 namespace {
 
-using dcl_test::at;
-using dcl_test::delete_transform;
-using dcl_test::near;
-using dcl_test::put_transform;
-using dcl_test::random_messages;
+using namespace dcl_test;  // messages, transforms and the oracle of dcl_test_support.h
 
 using WorldById = std::map<EntityId, float4x4>;
 

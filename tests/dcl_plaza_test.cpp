@@ -21,10 +21,7 @@
 namespace tprop {
 namespace {
 
-using dcl_test::at;
-using dcl_test::near;
-using dcl_test::put_transform;
-using dcl_test::transform;
+using namespace dcl_test;  // messages, transforms and the oracle of dcl_test_support.h
 
 constexpr uint32_t kMeshRenderer = 1018;
 constexpr uint32_t kGltfContainer = 1041;

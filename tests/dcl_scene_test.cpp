@@ -14,10 +14,7 @@
 namespace tprop {
 namespace {
 
-using dcl_test::at;
-using dcl_test::delete_transform;
-using dcl_test::near;
-using dcl_test::put_transform;
+using namespace dcl_test;  // messages, transforms and the oracle of dcl_test_support.h
 
 float4x4 T(float x, float y, float z) { return translation_matrix(float3(x, y, z)); }
 
