@@ -40,8 +40,10 @@ namespace tprop {
 // buffer) records a barrier from (written_stage, written_access) to its own stage and access,
 // e.g. VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT / VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT.
 // The buffer has STORAGE_BUFFER, TRANSFER_SRC/DST and SHADER_DEVICE_ADDRESS usage (not
-// VERTEX_BUFFER: bind it as a storage buffer or read it through `address`). It stays valid
-// until the next update() that changes the hierarchy. The next frame's record() writes it again
+// VERTEX_BUFFER: bind it as a storage buffer or read it through `address`; a range beyond the
+// device's maxStorageBufferRange, 128 MiB or 2 million entities on lavapipe, must be bound in
+// parts or read through `address`). It stays valid until the next update() that changes the
+// hierarchy. The next frame's record() writes it again
 // from COMPUTE_SHADER: the renderer's reads must be ordered before that (same queue: a barrier
 // from its read stage to VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT; another queue: a semaphore).
 struct OutputBinding {

@@ -69,7 +69,10 @@ Result<Buffer> Buffer::create(const ContextState& s, VkDeviceSize size, BufferKi
   VkMemoryRequirements req{};
   s.vk.vkGetBufferMemoryRequirements(s.device, out.buffer_, &req);
   const int type = find_memory_type(s.memory, req.memoryTypeBits, want, prefer);
-  if (type < 0) return Error{"no suitable memory type for buffer '" + name + "'"};
+  if (type < 0)
+    return Error{"no suitable memory type for buffer '" + name + "' on this device (it needs " +
+                 std::string(kind == BufferKind::DeviceStorage ? "device" : "host-visible") +
+                 " memory): choose another device with TPROP_DEVICE"};
   out.coherent_ = (s.memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
 
   VkMemoryAllocateFlagsInfo flags{};
