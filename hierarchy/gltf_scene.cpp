@@ -55,7 +55,14 @@ class Warnings {
   std::vector<size_t> counts_;
   std::vector<std::string> out_;
 };
-enum WarningKind { kCycle, kRotationLength, kMatrixAndTrs, kSceneRootWithParent, kTinygltf };
+enum WarningKind {
+  kCycle,
+  kRotationLength,
+  kMatrixAndTrs,
+  kSceneRootWithParent,
+  kTinygltf,
+  kVersion
+};
 
 std::string lowercase(std::string_view s) {
   std::string out(s);
@@ -215,6 +222,16 @@ std::string node_label(const json& node, uint32_t i) {
 // ignore or accept (it skips properties of the wrong type), and returns each node's parent.
 Result<std::vector<uint32_t>> check_nodes_and_scenes(const json& doc, Warnings& warnings) {
   if (!doc.is_object()) return Error{"the top level is not a JSON object but " + a_type(doc)};
+  // glTF 1.0 keeps nodes in an object (an error below); a 1.0 file laid out as 2.0 still loads.
+  const auto asset = doc.find("asset");
+  if (asset != doc.end() && asset->is_object()) {
+    const auto version = asset->find("version");
+    if (version != asset->end() && version->is_string() &&
+        version->get_ref<const std::string&>().rfind("2.", 0) != 0) {
+      warnings.add(kVersion, "asset.version is \"" + version->get<std::string>() +
+                                 "\"; tprop reads glTF 2.0 and reads this file as 2.0");
+    }
+  }
   const auto nodes_it = doc.find("nodes");
   if (nodes_it == doc.end()) return Error{"no nodes at all ('nodes' is missing)"};
   const json& nodes = *nodes_it;

@@ -20,7 +20,8 @@
 // Warned repairs (Scene::warnings): a node that is its own ancestor (a cycle in children) keeps
 // its edges and the depth sort breaks the cycle as everywhere else; a rotation whose length is
 // off 1 by more than 1e-3 is used as given; a node with both matrix and TRS uses the matrix; a
-// scene root that has a parent is just a child. Images are never decoded.
+// scene root that has a parent is just a child; an asset.version other than 2.x is read as 2.0.
+// Images are never decoded.
 #pragma once
 
 #include <cstdint>

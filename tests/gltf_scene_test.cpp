@@ -359,6 +359,17 @@ TEST_F(GltfScene, UnnormalizedRotationIsWarnedAndKeptAsGiven) {
   EXPECT_EQ(scene->store.rotation_at(scene->store.slot_of(0)), make_quat(0, 0, 0, 2));
 }
 
+TEST_F(GltfScene, VersionOtherThanTwoIsWarned) {
+  Result<Scene> old =
+      load_text(R"({"asset":{"version":"1.0"},"scenes":[{"nodes":[0]}],"nodes":[{}]})");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  ASSERT_EQ(old->warnings.size(), 1u);
+  EXPECT_CONTAINS(old->warnings[0], "asset.version is \"1.0\"; tprop reads glTF 2.0");
+  Result<Scene> current = load_text(doc("[{}]"));
+  ASSERT_TRUE(current.ok()) << current.error().message;
+  EXPECT_TRUE(current->warnings.empty());
+}
+
 TEST_F(GltfScene, RotationWithinToleranceIsNotWarned) {
   Result<Scene> scene = load_text(doc(R"([{"rotation":[0,0,0,1.0009]}])"));
   ASSERT_TRUE(scene.ok()) << scene.error().message;
