@@ -45,9 +45,12 @@ int bench(const VulkanContext& ctx, const std::string& spec) {
     const double wall = ms_since(t0);
     const FrameStats& fs = prop->last_frame();
     auto times = prop->stage_times();
-    std::printf("  frame %d: %u levels, %u dispatches, %.1f MiB in %u regions; run %.2f ms",
-                frame, fs.levels, fs.dispatches, double(fs.upload_bytes) / (1 << 20), fs.copy_regions,
-                wall);
+    const std::string passes = fs.descriptors ? "descriptors"
+                               : fs.windows   ? std::to_string(fs.windows) + " windows"
+                                              : "addresses";
+    std::printf("  frame %d: %u levels, %u dispatches (%s), %.1f MiB in %u regions; run %.2f ms",
+                frame, fs.levels, fs.dispatches, passes.c_str(),
+                double(fs.upload_bytes) / (1 << 20), fs.copy_regions, wall);
     if (times)
       std::printf("; GPU upload %.2f ms, compose %.2f ms, propagate %.2f ms\n", times->upload_ms,
                   times->compose_ms, times->propagate_ms);
