@@ -4,8 +4,9 @@
 # sudo for an ordinary user.
 set -euo pipefail
 
+# bsdutils gives script(1), which the progress-bar test uses as a terminal.
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git bsdutils
   libvulkan-dev libvulkan-volk-dev vulkan-validationlayers mesa-vulkan-drivers
   libshaderc-dev glslc
   libglm-dev nlohmann-json3-dev libtinygltf-dev libstb-dev
