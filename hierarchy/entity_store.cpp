@@ -6,6 +6,9 @@ namespace tprop {
 
 namespace {
 constexpr uint32_t kNone = EntityStore::kNoSlot;
+// dirty_ bits: the slot is listed in dirty_slots_ / in structural_slots_.
+constexpr uint8_t kDirtyValues = 1;
+constexpr uint8_t kDirtyStructural = 2;
 // Components that live in the rare side record.
 constexpr ComponentMask kRareMask =
     kRotationEulerMask | bit(Component::PostRotation) |
@@ -66,6 +69,10 @@ bool EntityStore::create(EntityId id) {
   prev_sibling_[slot] = kNone;
   id_to_slot_.set(id, slot);
   touch(slot);
+  mark_structural(slot);
+  // Children whose Parent named this id while it did not exist attach now.
+  for (uint32_t child = first_child_.find(id); child != kNone; child = next_sibling_[child])
+    mark_structural(child);
   hierarchy_changed_ = true;
   return true;
 }
@@ -80,6 +87,7 @@ bool EntityStore::destroy(EntityId id) {
     flags_[child] &= ~bit(Component::Parent);
     parent_changed_slots_.push_back(child);
     touch(child);
+    mark_structural(child);
     child = next;
   }
   first_child_.erase(id);
@@ -92,6 +100,7 @@ bool EntityStore::destroy(EntityId id) {
   id_to_slot_.erase(id);
   free_slots_.push_back(slot);
   touch(slot);
+  mark_structural(slot);
   hierarchy_changed_ = true;
   return true;
 }
@@ -99,9 +108,16 @@ bool EntityStore::destroy(EntityId id) {
 uint32_t EntityStore::live_slot(EntityId e) const { return id_to_slot_.find(e); }
 
 void EntityStore::touch(uint32_t slot) {
-  if (!dirty_[slot]) {
-    dirty_[slot] = 1;
+  if (!(dirty_[slot] & kDirtyValues)) {
+    dirty_[slot] |= kDirtyValues;
     dirty_slots_.push_back(slot);
+  }
+}
+
+void EntityStore::mark_structural(uint32_t slot) {
+  if (!(dirty_[slot] & kDirtyStructural)) {
+    dirty_[slot] |= kDirtyStructural;
+    structural_slots_.push_back(slot);
   }
 }
 
@@ -216,6 +232,7 @@ bool EntityStore::set_parent(EntityId e, EntityId parent) {
   link_child(s, parent);
   set_bit(s, Component::Parent);
   parent_changed_slots_.push_back(s);
+  mark_structural(s);
   hierarchy_changed_ = true;
   return true;
 }
@@ -255,6 +272,7 @@ bool EntityStore::remove(EntityId e, Component c) {
   if (c == Component::Parent) {
     unlink_child(s);
     parent_changed_slots_.push_back(s);
+    mark_structural(s);
     hierarchy_changed_ = true;
   }
   flags_[s] &= ~bit(c);
@@ -313,8 +331,11 @@ StoreChanges EntityStore::take_changes() {
   StoreChanges out;
   out.hierarchy = hierarchy_changed_;
   for (uint32_t s : dirty_slots_) dirty_[s] = 0;
+  for (uint32_t s : structural_slots_) dirty_[s] = 0;
   out.slots = std::move(dirty_slots_);
   dirty_slots_.clear();
+  out.structural = std::move(structural_slots_);
+  structural_slots_.clear();
   for (uint32_t s : parent_changed_slots_) {
     if (!(flags_[s] & kAlive)) continue;
     if (flags_[s] & bit(Component::Parent)) {

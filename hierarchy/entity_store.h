@@ -34,11 +34,16 @@ struct RareComponents {
                                          float4x4(1.0f), float4x4(1.0f)};
 };
 
-// What changed since the last take_changes(): consumers re-sort only when the hierarchy changed
-// and re-upload only the listed slots otherwise.
+// What changed since the last take_changes(): consumers update their depth order only where the
+// hierarchy changed (`structural`) and re-upload only the listed slots.
 struct StoreChanges {
   bool hierarchy = false;              // an entity was created or destroyed, or a Parent changed
   std::vector<uint32_t> slots;         // slots whose component values changed (may be dead now)
+  // Slots whose parent, as the depth order resolves it, may have changed: created and destroyed
+  // entities, Parents set or removed, children that lost their Parent to a destroyed entity, and
+  // children whose Parent named an id that has just been created. Each slot once; a slot may be
+  // dead now, or hold another entity than at the last take_changes().
+  std::vector<uint32_t> structural;
 };
 
 class EntityStore {
@@ -113,6 +118,7 @@ class EntityStore {
   uint32_t live_slot(EntityId e) const;
   RareComponents& rare_for_write(uint32_t slot);
   void touch(uint32_t slot);
+  void mark_structural(uint32_t slot);
   void set_bit(uint32_t slot, Component c);
   void link_child(uint32_t slot, EntityId parent);
   void unlink_child(uint32_t slot);
@@ -139,8 +145,9 @@ class EntityStore {
   std::vector<RareComponents> rare_;
   std::vector<uint32_t> free_rare_;
   // Change tracking.
-  std::vector<uint8_t> dirty_;
+  std::vector<uint8_t> dirty_;  // kDirtyValues, kDirtyStructural
   std::vector<uint32_t> dirty_slots_;
+  std::vector<uint32_t> structural_slots_;
   std::vector<uint32_t> parent_changed_slots_;
   std::vector<uint32_t> unbaked_statics_;
   bool hierarchy_changed_ = false;

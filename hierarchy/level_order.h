@@ -1,0 +1,129 @@
+// The depth order, kept up to date edit by edit: what sort_by_depth() computes from scratch, but
+// maintained so that a frame that creates, destroys or re-parents k entities costs O(k + the
+// subtrees that move + the ancestors of the edited entities) instead of O(N).
+//
+// Every live entity stands at a level (roots 0, attached children one below their parent) with
+// exactly the rules of depth_order.h: a Parent that names no live entity, or one on a parenting
+// cycle, leaves the entity at the root; entities hanging below a cycle keep their parent; the
+// levels are a pure function of the current Parent components, whatever the order of edits.
+//
+// The order itself is a flat array of store slots holding one segment per level. Each segment
+// has slack: an entity joining a level is appended in place; a full segment moves to the end of
+// the array with twice the room (amortised O(1) per insertion), and once the abandoned space
+// outgrows the live entries the whole array is laid out afresh. An entity leaving a level is
+// replaced by that level's last entry, so segments stay dense and every entry of
+// [begin, begin + count) is a live slot. The GPU passes follow these segments; the per-entity
+// data stays at its slot and never moves.
+//
+// Cost of an edit: detecting whether it closes a cycle walks up from the entity to the first
+// ancestor already known this frame (O(depth) for the first edit below a deep chain), and moving
+// a subtree costs its size. Cycles made or broken cost their length.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "entity_store.h"
+
+namespace tprop {
+
+class LevelOrder {
+ public:
+  static constexpr uint32_t kNone = 0xffffffffu;
+
+  struct Segment {
+    uint32_t begin = 0;     // first entry of the level in entries()
+    uint32_t count = 0;     // live entries: [begin, begin + count)
+    uint32_t capacity = 0;  // room before the next segment: [begin, begin + capacity)
+  };
+
+  // Builds the order of the store's current hierarchy from scratch, O(N).
+  void rebuild(const EntityStore& store);
+  // Brings the order up to date after edits: `structural` is StoreChanges::structural of the
+  // store's take_changes() since the last rebuild() or apply(). Slots whose level or attached
+  // parent changed (the moved subtrees, new entities) are appended to moved(); dead slots leave
+  // the order.
+  void apply(const EntityStore& store, std::span<const uint32_t> structural);
+  // Forgets everything (the next apply must be a rebuild).
+  void clear();
+
+  // The order: entries()[s.begin .. s.begin + s.count) are the slots of level L for
+  // s = levels()[L]. Entries outside every segment's live range are kNone.
+  std::span<const uint32_t> entries() const { return entries_; }
+  std::span<const Segment> levels() const { return {levels_.data(), level_count()}; }
+  uint32_t level_count() const;
+  uint32_t size() const { return live_; }
+
+  // Per store slot. level_of/parent_of are kNone for slots not in the order (dead).
+  bool contains(uint32_t slot) const { return slot < level_.size() && level_[slot] != kNone; }
+  uint32_t level_of(uint32_t slot) const { return slot < level_.size() ? level_[slot] : kNone; }
+  // The slot of the attached parent; kNone at the root (for any reason).
+  uint32_t parent_of(uint32_t slot) const { return slot < parent_.size() ? parent_[slot] : kNone; }
+  uint32_t entry_of(uint32_t slot) const { return slot < entry_.size() ? entry_[slot] : kNone; }
+  // Attached children, as an intrusive list: first_child(s), then next_sibling(c) until kNone.
+  uint32_t first_child(uint32_t slot) const { return first_child_[slot]; }
+  uint32_t next_sibling(uint32_t slot) const { return next_sibling_[slot]; }
+
+  // What changed since take_moved(): slots whose level or attached parent changed, or that
+  // joined the order (each once; dead slots are not listed), and the entries rewritten.
+  const std::vector<uint32_t>& moved() const { return moved_; }
+  // Ranges of entries() rewritten since the last take_moved(), [begin, end), unsorted,
+  // possibly overlapping; `layout_changed` when segments moved or the array was laid out anew.
+  const std::vector<std::pair<uint32_t, uint32_t>>& rewritten() const { return rewritten_; }
+  bool layout_changed() const { return layout_changed_; }
+  void take_moved();
+
+  // The same figures as DepthOrder.
+  uint32_t cycles_broken() const { return cycle_count_; }
+  uint32_t entities_on_cycles() const { return on_cycles_; }
+  uint32_t unknown_parents() const { return unknown_parents_; }
+  uint32_t roots() const { return levels_.empty() ? 0 : levels_[0].count; }
+
+ private:
+  void grow_slots(uint32_t slots);
+  uint32_t resolve_up(const EntityStore& store, uint32_t slot);
+  void dissolve_cycle(uint32_t cycle, std::vector<uint32_t>& affected);
+  void detect_cycles(const std::vector<uint32_t>& affected);
+  void link(uint32_t slot, uint32_t parent);
+  void unlink(uint32_t slot);
+  void remove_entry(uint32_t slot);
+  void insert_entry(uint32_t slot, uint32_t level);
+  void relocate(uint32_t level, uint32_t capacity);
+  void lay_out_afresh(uint32_t slack_divisor);
+  void relevel_subtree(uint32_t top);
+  void note_moved(uint32_t slot);
+  bool next_stamp();
+
+  // Per slot.
+  std::vector<uint32_t> up_;       // Parent's slot when the Parent names a live entity
+  std::vector<uint32_t> parent_;   // attached parent (up_ unless on a cycle)
+  std::vector<uint32_t> level_;    // kNone: not in the order
+  std::vector<uint32_t> entry_;    // index in entries_
+  std::vector<uint32_t> cycle_;    // the cycle the slot is a member of, or kNone
+  std::vector<uint8_t> unknown_;   // Parent names no live entity
+  std::vector<uint32_t> first_child_, next_sibling_, prev_sibling_;
+  std::vector<uint32_t> stamp_;    // per-apply marks (see next_stamp)
+  std::vector<uint32_t> moved_stamp_;
+  uint32_t stamp_base_ = 0;
+  uint32_t moved_epoch_ = 1;
+
+  // The order.
+  std::vector<uint32_t> entries_;
+  std::vector<Segment> levels_;
+  uint32_t live_ = 0;
+  uint32_t abandoned_ = 0;  // entries_ space no segment owns any more
+
+  // Cycles: members of each live cycle, ids recycled.
+  std::vector<std::vector<uint32_t>> cycles_;
+  std::vector<uint32_t> free_cycles_;
+  uint32_t cycle_count_ = 0;
+  uint32_t on_cycles_ = 0;
+  uint32_t unknown_parents_ = 0;
+
+  std::vector<uint32_t> moved_;
+  std::vector<std::pair<uint32_t, uint32_t>> rewritten_;
+  bool layout_changed_ = false;
+};
+
+}  // namespace tprop
