@@ -167,6 +167,7 @@ void LevelOrder::note_moved(uint32_t slot) {
 
 void LevelOrder::take_moved() {
   moved_.clear();
+  relinked_.clear();
   rewritten_.clear();
   layout_changed_ = false;
   if (++moved_epoch_ == 0) {
@@ -304,6 +305,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     for (uint32_t v : path) stamp_[v] = edited_above ? has_edited : no_edited;
     if (!edited_above) relevel_subtree(s);
   }
+  relinked_.insert(relinked_.end(), alive.begin(), alive.end());
 }
 
 void LevelOrder::rebuild(const EntityStore& store) {

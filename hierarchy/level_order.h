@@ -68,6 +68,9 @@ class LevelOrder {
   // What changed since take_moved(): slots whose level or attached parent changed, or that
   // joined the order (each once; dead slots are not listed), and the entries rewritten.
   const std::vector<uint32_t>& moved() const { return moved_; }
+  // The live slots whose attached parent may have changed (edited slots and members of cycles
+  // made or broken); a subset of moved().
+  const std::vector<uint32_t>& relinked() const { return relinked_; }
   // Ranges of entries() rewritten since the last take_moved(), [begin, end), unsorted,
   // possibly overlapping; `layout_changed` when segments moved or the array was laid out anew.
   const std::vector<std::pair<uint32_t, uint32_t>>& rewritten() const { return rewritten_; }
@@ -122,6 +125,7 @@ class LevelOrder {
   uint32_t unknown_parents_ = 0;
 
   std::vector<uint32_t> moved_;
+  std::vector<uint32_t> relinked_;
   std::vector<std::pair<uint32_t, uint32_t>> rewritten_;
   bool layout_changed_ = false;
 };

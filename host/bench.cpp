@@ -45,15 +45,13 @@ int bench(const VulkanContext& ctx, const std::string& spec) {
     const double wall = ms_since(t0);
     const FrameStats& fs = prop->last_frame();
     auto times = prop->stage_times();
-    const std::string passes = fs.descriptors ? "descriptors"
-                               : fs.windows   ? std::to_string(fs.windows) + " windows"
-                                              : "addresses";
+    const std::string passes = fs.descriptors ? "descriptors" : "addresses";
     std::printf("  frame %d: %u levels, %u dispatches (%s), %.1f MiB in %u regions; run %.2f ms",
                 frame, fs.levels, fs.dispatches, passes.c_str(),
                 double(fs.upload_bytes) / (1 << 20), fs.copy_regions, wall);
     if (times)
-      std::printf("; GPU upload %.2f ms, compose %.2f ms, propagate %.2f ms\n", times->upload_ms,
-                  times->compose_ms, times->propagate_ms);
+      std::printf("; GPU upload %.2f ms, evaluate %.2f ms\n", times->upload_ms,
+                  times->evaluate_ms);
     else
       std::printf("; no GPU times (%s)\n", times.error().message.c_str());
   }

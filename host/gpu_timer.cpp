@@ -60,8 +60,7 @@ Result<StageTimes> GpuTimer::read() const {
   };
   StageTimes out;
   out.upload_ms = ms(0, 1);
-  out.compose_ms = ms(1, 2);
-  out.propagate_ms = ms(2, 3);
+  out.evaluate_ms = ms(1, 2);
   return out;
 }
 

@@ -1,5 +1,6 @@
-// Per-stage GPU times from timestamp queries: upload (the staging copies, and the scatter pass
-// of a frame with scattered changes), compose, propagate. Written into the recorded command
+// Per-stage GPU times from timestamp queries: upload (the staging copies and the scatter pass
+// of the changed entities) and evaluate (composing and propagating every LocalToWorld the frame
+// recomputes, one fused pass per level). Written into the recorded command
 // buffer; read once the GPU has run it. lavapipe's timestamps (64 valid bits, 1 ns) agree with
 // the wall-clock time around submit and wait.
 #pragma once
@@ -16,14 +17,13 @@ struct ContextState;
 
 struct StageTimes {
   double upload_ms = 0;
-  double compose_ms = 0;
-  double propagate_ms = 0;
-  double total_ms() const { return upload_ms + compose_ms + propagate_ms; }
+  double evaluate_ms = 0;
+  double total_ms() const { return upload_ms + evaluate_ms; }
 };
 
 class GpuTimer {
  public:
-  static constexpr uint32_t kStamps = 4;  // start, after upload, after compose, after propagate
+  static constexpr uint32_t kStamps = 3;  // start, after upload, after evaluation
 
   GpuTimer() = default;
   // available() is false when the queue family has no timestamps; then everything is a no-op.
@@ -37,7 +37,7 @@ class GpuTimer {
 
   bool available() const { return pool_ != VK_NULL_HANDLE; }
   void record_reset(VkCommandBuffer cmd) const;
-  // Stamp i (0..3) after all earlier commands complete.
+  // Stamp i (0..2) after all earlier commands complete.
   void stamp(VkCommandBuffer cmd, uint32_t i) const;
   // The times of the last recorded frame, once it has completed; an error if it has not run yet
   // or timestamps are unavailable.

@@ -1,5 +1,5 @@
-// The Propagator's lifetime and frame logic: create, update (sort or not, pack all or only what
-// changed) and the output. The work itself lives by concept beside it: propagator_staging.cpp,
+// The Propagator's lifetime and frame logic: create, update (the depth order updated where the
+// hierarchy changed, everything or only what changed packed) and the output. The work itself lives by concept beside it: propagator_staging.cpp,
 // propagator_bindings.cpp, propagator_record.cpp (see propagator_state.h).
 #include "propagator_state.h"
 
@@ -16,7 +16,6 @@ Propagator::Impl::~Impl() {
   if (!s) return;
   if (fence) s->vk.vkDestroyFence(s->device, fence, nullptr);
   if (descriptor_pool) s->vk.vkDestroyDescriptorPool(s->device, descriptor_pool, nullptr);
-  if (window_pool) s->vk.vkDestroyDescriptorPool(s->device, window_pool, nullptr);
   if (pool) s->vk.vkDestroyCommandPool(s->device, pool, nullptr);
 }
 
@@ -60,21 +59,25 @@ Status Propagator::update(EntityStore& store) {
   if (&store != m.last_store) m.packed = false;
   m.last_store = &store;
   m.frozen_old.reset();  // the frame that copied it has completed (update() contract)
+  m.stats.hierarchy_changed = changes.hierarchy;
+  m.stats.structural_changes = static_cast<uint32_t>(changes.structural.size());
   Status st = ok_status();
-  if (changes.hierarchy || !m.packed) {
-    m.order = sort_by_depth(store);
-    m.packed = false;
-    m.stats.resorted = true;
+  if (!m.packed) {
+    m.order.rebuild(store);
     st = m.full_pack(store);
   } else {
-    st = m.incremental_pack(store, changes.slots);
+    m.order.take_moved();
+    m.order.apply(store, changes.structural);
+    st = m.incremental_pack(store, changes);
   }
   if (!st) {
     m.packed = false;  // pack everything again next time
+    m.order.clear();
     // Statics marked as computed by this failed frame were not: compute every Static once more.
     std::fill(m.static_valid.begin(), m.static_valid.end(), 0);
-    m.dirty_positions.clear();
+    m.full_upload = false;
     m.dirty_rare.clear();
+    m.dirty_order.clear();
     m.delta_count = 0;
     m.steps.clear();
     return st;
@@ -82,7 +85,6 @@ Status Propagator::update(EntityStore& store) {
   m.packed = true;
   m.choose_addressing();
   m.stats.descriptors = m.addressing == Addressing::Descriptors;
-  m.stats.windows = m.addressing == Addressing::Windowed ? m.window_count : 0;
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();
   return ok_status();
@@ -92,12 +94,12 @@ OutputBinding Propagator::output() const {
   const Impl& m = *impl_;
   OutputBinding out;
   out.buffer = m.world.handle();
-  out.range = VkDeviceSize(m.order.size()) * sizeof(float4x4);
+  out.range = VkDeviceSize(m.slots) * sizeof(float4x4);
   out.address = m.world.address();
   return out;
 }
 
-const DepthOrder& Propagator::order() const { return impl_->order; }
+const LevelOrder& Propagator::order() const { return impl_->order; }
 const FrameStats& Propagator::last_frame() const { return impl_->stats; }
 Result<StageTimes> Propagator::stage_times() const { return impl_->timer.read(); }
 

@@ -2,15 +2,23 @@
 // computes every LocalToWorld there, the same results as CpuReference (hierarchy/reference.h).
 //
 // A frame:
-//   propagator.update(store);      // takes store.take_changes(), re-sorts only on hierarchy
-//                                  // changes, stages only what changed
-//   propagator.record(cmd);        // upload copies, compose, propagate: no submit, no wait
+//   propagator.update(store);      // takes store.take_changes(), updates the depth order where
+//                                  // the hierarchy changed, stages only what changed
+//   propagator.record(cmd);        // upload copies, then the passes: no submit, no wait
 //   ... submit cmd, and before the next update() make sure it has completed ...
 //   store.mark_statics_baked();
 // or simply `propagator.run(store)`, which does all of it and waits.
 //
+// Data model: every entity's data lives on the GPU at its store slot, which never changes while
+// the entity lives, so a frame uploads only the entities whose values changed (and a few bytes
+// of the depth order where the hierarchy changed). The passes follow the depth order
+// (hierarchy/level_order.h) level by level, composing each entity's local matrix and multiplying
+// it by its parent's LocalToWorld in one step. A frame evaluates only the subtrees below what
+// changed (nothing at all when nothing changed: the LocalToWorld buffer keeps its values), or the
+// whole order when that is the larger share of the scene (PropagatorOptions::partial_max_share).
+//
 // Size limit: each array is one buffer in one allocation, the largest being LocalToWorld at 64
-// bytes an entity, so a scene holds up to maxMemoryAllocationSize / 64 entities (lavapipe: 2 GiB,
+// bytes a slot, so a scene holds up to maxMemoryAllocationSize / 64 entities (lavapipe: 2 GiB,
 // 33 million; ten million need 640 MB); beyond that update() returns an error naming the buffer.
 //
 // The context must outlive the Propagator. update() rewrites the staging memory that the
@@ -24,9 +32,9 @@
 
 #include <vulkan/vulkan.h>
 
-#include "depth_order.h"
 #include "entity_store.h"
 #include "gpu_timer.h"
+#include "level_order.h"
 #include "math.h"
 #include "result.h"
 #include "vk_context.h"
@@ -34,18 +42,20 @@
 namespace tprop {
 
 // Where the LocalToWorld results live after the recorded commands: `range / stride` float4x4,
-// column-major, 64-byte stride, indexed by depth-sorted position (order().slot[pos] is the store
-// slot, store.id_at(slot) the entity). They were last written by `written_stage` with
-// `written_access`: a renderer that reads them as instance data (vertex input or a storage
-// buffer) records a barrier from (written_stage, written_access) to its own stage and access,
-// e.g. VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT / VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT.
-// The buffer has STORAGE_BUFFER, TRANSFER_SRC/DST and SHADER_DEVICE_ADDRESS usage (not
-// VERTEX_BUFFER: bind it as a storage buffer or read it through `address`; a range beyond the
-// device's maxStorageBufferRange, 128 MiB or 2 million entities on lavapipe, must be bound in
-// parts or read through `address`). It stays valid until the next update() that changes the
-// hierarchy. The next frame's record() writes it again
-// from COMPUTE_SHADER: the renderer's reads must be ordered before that (same queue: a barrier
-// from its read stage to VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT; another queue: a semaphore).
+// column-major, 64-byte stride, indexed by store slot: instance i is the entity store.id_at(i)
+// while store.alive_at(i); a slot without a live entity holds all zeros (a degenerate matrix: an
+// instance drawn from it collapses to a point). An entity keeps its slot for its whole life, so
+// per-instance tables built from slots stay valid until entities are created or destroyed. The
+// results were last written by `written_stage` with `written_access`: a renderer that reads them
+// as instance data (vertex input or a storage buffer) records a barrier from (written_stage,
+// written_access) to its own stage and access, e.g. VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT /
+// VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT. The buffer has STORAGE_BUFFER, TRANSFER_SRC/DST and
+// SHADER_DEVICE_ADDRESS usage (not VERTEX_BUFFER: bind it as a storage buffer or read it through
+// `address`; a range beyond the device's maxStorageBufferRange, 128 MiB or 2 million entities on
+// lavapipe, must be bound in parts or read through `address`). It stays valid until the next
+// update() that needs more slots. The next frame's record() writes it again from COMPUTE_SHADER:
+// the renderer's reads must be ordered before that (same queue: a barrier from its read stage to
+// VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT; another queue: a semaphore).
 struct OutputBinding {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0;
@@ -58,30 +68,34 @@ struct OutputBinding {
 
 // What the last update() staged and the last record() recorded (for tests and tools).
 struct FrameStats {
-  bool resorted = false;              // the hierarchy changed: sorted and packed anew
+  bool hierarchy_changed = false;     // entities were created or destroyed, or Parents changed
+  bool full_upload = false;           // everything was packed and uploaded (first frame, growth,
+                                      // another store, or a frame after a failed one)
+  bool full_pass = false;             // the passes followed the whole order, not a work list
   uint32_t entities = 0;
   uint32_t levels = 0;
+  uint32_t structural_changes = 0;    // slots the store listed as structurally changed
+  uint32_t moved_entities = 0;        // entities whose level or parent changed (subtrees included)
   uint32_t staged_entities = 0;       // entities whose bytes were staged this frame
+  uint32_t recomputed_entities = 0;   // LocalToWorld values the passes computed
+  uint32_t order_entries_uploaded = 0;// depth-order entries copied to the GPU
   uint64_t upload_bytes = 0;          // bytes the recorded copies move
   uint32_t copy_regions = 0;
-  uint32_t dispatches = 0;            // compose + propagate dispatches recorded
+  uint32_t dispatches = 0;            // scatter + evaluation dispatches recorded
   uint32_t grid_rows = 0;             // most workgroup rows (y) of one dispatch: > 1 is a 2D grid
   bool descriptors = false;           // the passes used descriptors (else device addresses)
-  uint32_t windows = 0;               // windowed passes: windows of positions bound (else 0)
 };
 
 struct PropagatorOptions {
   // The passes reach the arrays through one descriptor per array whenever every array fits in
   // one binding (maxStorageBufferRange; 128 MiB, about 2 million entities, on lavapipe) and the
-  // device allows 12 storage buffers per stage: measured 3 to 4 times faster on lavapipe. In
-  // larger scenes compose and wide propagate reach each entity's own arrays through descriptors
-  // over windows of positions, and parents and the rare tables by buffer device address, which
-  // has no size limit. `false` here: device addresses for everything.
+  // device allows 13 storage buffers per stage: measured 3 to 4 times faster on lavapipe. Larger
+  // scenes, or `false` here: buffer device addresses for everything, which have no size limit.
   bool prefer_descriptors = true;
-  // Positions per window of those larger scenes; 0: as many as maxStorageBufferRange allows for
-  // a float4x4 (lavapipe: 2,097,152). Rounded down to a multiple of 4096 (at least 4096), so
-  // that every binding offset is aligned. Tests set it low to run windows on a small scene.
-  uint32_t window_entities = 0;
+  // A frame evaluates only the subtrees below what changed while they hold at most this share of
+  // the scene's entities; above it, the whole order (which reads no work list). 0 forces the
+  // whole order every frame, 1 a work list whenever one is possible; tests use both.
+  float partial_max_share = 0.25f;
   // A dispatch of more workgroups than this puts the rest in rows along y (a 2D grid the
   // shaders flatten). The default is the least maxComputeWorkGroupCount[0] Vulkan guarantees,
   // first exceeded by a pass over 16.7 million entities; tests lower it (at least 1) to run the
@@ -105,7 +119,7 @@ class Propagator {
   // update() is meant to be followed by one record() (an update() whose frame was never
   // recorded makes the next one pack everything again).
   Status update(EntityStore& store);
-  // Records the upload copies, compose and propagation of the last update() into `cmd` (a
+  // Records the upload copies and the passes of the last update() into `cmd` (a
   // primary command buffer in the recording state, for a queue of the context's family). It
   // binds its own compute pipelines, descriptor set 0 and push constants: the caller's compute
   // bindings are not preserved. The recorded commands are meant for one submission before the
@@ -115,10 +129,11 @@ class Propagator {
   Status run(EntityStore& store);
 
   OutputBinding output() const;
-  // The depth order of the last update(): position -> slot, parent positions, levels.
-  const DepthOrder& order() const;
-  // Copies LocalToWorld back (by position), submitting and waiting on the context's queue. Call
-  // after the recorded frame has completed (run() guarantees it).
+  // The depth order of the last update(): levels, attached parents and level segments by slot.
+  const LevelOrder& order() const;
+  // Copies LocalToWorld back, one per store slot (slot_capacity() of the last update()'s store;
+  // zeros where no entity lives), submitting and waiting on the context's queue. Call after the
+  // recorded frame has completed (run() guarantees it).
   Result<std::vector<float4x4>> read_back();
   // GPU times of the last recorded frame, once it has completed.
   Result<StageTimes> stage_times() const;

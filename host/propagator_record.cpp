@@ -1,6 +1,6 @@
-// Commands: the upload copies, compose and propagate passes that record() puts into the
-// caller's command buffer, and the internal command buffer that run() and read_back() submit
-// and wait for.
+// Commands: the upload copies, the scatter of changed entities and the evaluation passes that
+// record() puts into the caller's command buffer, and the internal command buffer that run() and
+// read_back() submit and wait for.
 #include "propagator_state.h"
 
 #include <algorithm>
@@ -77,10 +77,12 @@ void Propagator::Impl::copy(VkCommandBuffer c, const Mirrored& m, VkDeviceSize s
   std::vector<VkBufferCopy> regions;
   regions.reserve(ranges.size());
   for (const Range& r : ranges) {
+    if (r.end <= r.begin) continue;
     const VkDeviceSize off = VkDeviceSize(r.begin) * stride;
     regions.push_back({off, off, VkDeviceSize(r.end - r.begin) * stride});
     stats.upload_bytes += regions.back().size;
   }
+  if (regions.empty()) return;
   s->vk.vkCmdCopyBuffer(c, m.staging.handle(), m.device.handle(),
                         static_cast<uint32_t>(regions.size()), regions.data());
   stats.copy_regions += static_cast<uint32_t>(regions.size());
@@ -91,7 +93,6 @@ void Propagator::record(VkCommandBuffer cmd) {
   const ContextState& s = *m.s;
   assert(m.packed && "record() needs a successful update() first");
   if (!m.packed) return;
-  const uint32_t n = m.order.size();
   m.stats.upload_bytes = 0;
   m.stats.copy_regions = 0;
   m.stats.dispatches = 0;
@@ -111,23 +112,30 @@ void Propagator::record(VkCommandBuffer cmd) {
   // buffers: order the copies after them.
   begin_label(s, cmd, "tprop.upload");
   barrier(s, cmd,
-          {VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+          {VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT |
+               VK_PIPELINE_STAGE_2_CLEAR_BIT,
            VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT},
-          {VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+          {VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_CLEAR_BIT |
+               VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
            VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
                VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});
-  for (int a = 0; a < kArrays; ++a) m.copy(cmd, m.arrays[a], kStride[a], m.dirty_positions);
+  if (m.full_upload) {
+    const std::vector<Range> all = {{0, m.slots}};
+    for (int a = 0; a < kArrays; ++a) m.copy(cmd, m.arrays[a], kStride[a], all);
+    // Slots without an entity read as zeros; the passes write every live one.
+    s.vk.vkCmdFillBuffer(cmd, m.world.handle(), 0, VK_WHOLE_SIZE, 0);
+  }
   m.copy(cmd, m.rare, sizeof(gpu::RareRecord), m.dirty_rare);
-  if (m.levels_dirty)
-    m.copy(cmd, m.levels, sizeof(uint32_t), {{0, m.order.level_count() + 1}});
+  m.copy(cmd, m.order_list, sizeof(uint32_t), m.dirty_order);
+  if (m.use_work_list && !m.steps.empty())
+    m.copy(cmd, m.work_list, sizeof(uint32_t), {{0, m.stats.recomputed_entities}});
+  if (m.level_count) m.copy(cmd, m.levels, 2 * sizeof(uint32_t), {{0, m.level_count}});
   if (m.frozen_old) {
     const VkBufferCopy region{0, 0, m.frozen_old_bytes};
     s.vk.vkCmdCopyBuffer(cmd, m.frozen_old.handle(), m.frozen.handle(), 1, &region);
     ++m.stats.copy_regions;
   }
-  if (m.delta_count) {
-    m.copy(cmd, m.deltas, sizeof(gpu::EntityDelta), {{0, m.delta_count}});
-  }
+  if (m.delta_count) m.copy(cmd, m.deltas, sizeof(gpu::EntityDelta), {{0, m.delta_count}});
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
   gpu::ScenePush push = m.push_constants();
   const PassPipelines passes = m.pipes.passes(m.addressing);
@@ -139,51 +147,15 @@ void Propagator::record(VkCommandBuffer cmd) {
     push.first = 0;
     push.count = m.delta_count;
     m.pipes.push(cmd, push);
-    dispatch((m.delta_count + gpu::kComposeGroupSize - 1) / gpu::kComposeGroupSize);
-    barrier(s, cmd, kComputeWrite, kComputeReadWrite);
+    dispatch((m.delta_count + gpu::kScatterGroupSize - 1) / gpu::kScatterGroupSize);
   }
   end_label(s, cmd);
   m.timer.stamp(cmd, 1);
 
-  // One dispatch of positions [first, first + count), or, with windowed passes, one per window
-  // it touches, each with that window's descriptor set (no barrier between them: the pieces
-  // write disjoint entities and read only what earlier dispatches wrote).
-  const bool windowed = m.addressing == Addressing::Windowed;
-  VkDescriptorSet bound_set = VK_NULL_HANDLE;
-  auto dispatch_range = [&](uint32_t first, uint32_t count, uint32_t group_size) {
-    const uint64_t end = uint64_t(first) + count;
-    for (uint64_t at = first; at < end;) {
-      uint64_t piece_end = end;
-      if (windowed) {
-        const uint32_t w = static_cast<uint32_t>(at / m.window_size);
-        piece_end = std::min<uint64_t>(end, uint64_t(w + 1) * m.window_size);
-        push.window_first = w * m.window_size;
-        if (m.window_sets[w] != bound_set) {
-          bound_set = m.window_sets[w];
-          s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0,
-                                       1, &bound_set, 0, nullptr);
-        }
-      }
-      push.first = static_cast<uint32_t>(at);
-      push.count = static_cast<uint32_t>(piece_end - at);
-      m.pipes.push(cmd, push);
-      dispatch((push.count + group_size - 1) / group_size);
-      at = piece_end;
-    }
-  };
-
-  begin_label(s, cmd, "tprop.compose");
-  if (n > 0) {
-    s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, passes.compose);
-    dispatch_range(0, n, gpu::kComposeGroupSize);
-  }
-  end_label(s, cmd);
-  m.timer.stamp(cmd, 2);
-
-  begin_label(s, cmd, "tprop.propagate");
+  begin_label(s, cmd, "tprop.evaluate");
   VkPipeline bound = VK_NULL_HANDLE;
   for (const Step& step : m.steps) {
-    // Each level reads what the previous dispatch (or compose) wrote.
+    // Each level reads what the previous dispatch (or the scatter) wrote.
     barrier(s, cmd, kComputeWrite, kComputeReadWrite);
     const VkPipeline p = step.narrow ? passes.propagate_narrow : passes.propagate_wide;
     if (p != bound) {
@@ -196,18 +168,22 @@ void Propagator::record(VkCommandBuffer cmd) {
       m.pipes.push(cmd, push);
       dispatch(1);
     } else {
-      dispatch_range(step.first, step.count, gpu::kWideGroupSize);
+      push.first = step.first;
+      push.count = step.count;
+      m.pipes.push(cmd, push);
+      dispatch((step.count + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize);
     }
   }
   end_label(s, cmd);
-  m.timer.stamp(cmd, 3);
+  m.timer.stamp(cmd, 2);
   end_label(s, cmd);
   m.timer.recorded_ = true;
 
-  // Uploaded: a second record() of the same update() recomputes without copying again.
-  m.dirty_positions.clear();
+  // Uploaded: a second record() of the same update() recomputes without copying again (the
+  // scatter too: its deltas were written).
+  m.full_upload = false;
+  m.dirty_order.clear();
   m.dirty_rare.clear();
-  m.levels_dirty = false;
   m.delta_count = 0;
   m.recorded = true;
 }
@@ -225,8 +201,8 @@ Status Propagator::run(EntityStore& store) {
 Result<std::vector<float4x4>> Propagator::read_back() {
   Impl& m = *impl_;
   const ContextState& s = *m.s;
-  const uint32_t n = m.order.size();
-  std::vector<float4x4> out(n);
+  const uint32_t n = m.slots;
+  std::vector<float4x4> out(n, float4x4(0.0f));
   if (n == 0 || !m.world) return out;
   const VkDeviceSize bytes = VkDeviceSize(n) * sizeof(float4x4);
   if (m.readback.size() < bytes) {

@@ -1,6 +1,6 @@
-// Staging: packs entities into the persistently mapped staging mirrors and notes what the next
-// record() copies, so that a frame moves only the bytes that changed (a hierarchy change, or a
-// store the Propagator has not seen, packs everything).
+// Staging: packs entities into the persistently mapped staging mirrors at their slots, stages the
+// depth order's rewritten entries, and chooses what the passes evaluate, so that a frame moves and
+// computes only what changed (a store the Propagator has not seen, or growth, packs everything).
 #include "propagator_state.h"
 
 #include <algorithm>
@@ -15,43 +15,28 @@ using gpu::kNoIndex;
 
 namespace {
 
-// At most this many copy regions per array and frame. Thousands of tiny regions cost more to
+// At most this many copy regions per buffer and frame. Thousands of tiny regions cost more to
 // record and execute than a few larger ones (measured: the synchronization validation layer
 // takes 20 times longer on a frame of 4096 regions per array than on one of 256). Merging runs
-// across gaps is harmless, since the staging mirror holds every entity's current bytes, and is
-// what a full re-pack or a growing rare table does.
+// across gaps is harmless, since the staging mirror holds every current byte.
 constexpr size_t kMaxRegions = 256;
-// A value-only frame whose changed entities form more runs than this uploads them compactly
-// (EntityDelta records, one copy) and scatters them with a shader, so only their bytes move.
-constexpr size_t kScatterAboveRuns = 64;
 
-// Sorted, unique indices -> runs of consecutive indices, runs closer than a gap merged: no gap
-// at first (only changed bytes move), wider gaps until at most kMaxRegions remain.
-std::vector<Range> coalesce(std::vector<uint32_t>& indices) {
-  std::sort(indices.begin(), indices.end());
-  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+// Ranges -> sorted, disjoint ranges, the closest merged until at most kMaxRegions remain.
+std::vector<Range> coalesce(std::vector<Range> ranges) {
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
   std::vector<Range> out;
   for (uint32_t gap = 0;; gap = gap ? gap * 2 : 1) {
     out.clear();
-    for (uint32_t i : indices) {
-      if (!out.empty() && i - out.back().end <= gap) {
-        out.back().end = i + 1;
+    for (const Range& r : ranges) {
+      if (!out.empty() && r.begin <= out.back().end + gap) {
+        out.back().end = std::max(out.back().end, r.end);
       } else {
-        out.push_back({i, i + 1});
+        out.push_back(r);
       }
     }
     if (out.size() <= kMaxRegions) return out;
   }
-}
-
-// Sorts and de-duplicates `indices`; returns how many runs of consecutive indices they form.
-size_t count_runs(std::vector<uint32_t>& indices) {
-  std::sort(indices.begin(), indices.end());
-  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
-  size_t runs = 0;
-  for (size_t k = 0; k < indices.size(); ++k)
-    if (k == 0 || indices[k] != indices[k - 1] + 1) ++runs;
-  return runs;
 }
 
 }  // namespace
@@ -79,7 +64,7 @@ Status Propagator::Impl::grow(Mirrored& m, uint32_t needed, VkDeviceSize stride,
   return ok_status();
 }
 
-Status Propagator::Impl::ensure_entity_capacity(uint32_t n) {
+Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
   if (n <= arrays[0].capacity && world) return ok_status();
   for (int a = 0; a < kArrays; ++a)
     if (Status st = grow(arrays[a], n, kStride[a], kArrayName[a], false, sizeof(float4x4)); !st)
@@ -107,8 +92,13 @@ Result<uint32_t> Propagator::Impl::allocate_rare() {
   return rare_count++;
 }
 
+void Propagator::Impl::release_rare(uint32_t slot) {
+  if (rare_of_slot[slot] == kNoIndex) return;
+  rare_free.push_back(rare_of_slot[slot]);
+  rare_of_slot[slot] = kNoIndex;
+}
+
 Result<uint32_t> Propagator::Impl::static_index_for(uint32_t slot) {
-  if (static_of_slot.size() <= slot) static_of_slot.resize(slot + 1, kNoIndex);
   if (static_of_slot[slot] != kNoIndex) return static_of_slot[slot];
   uint32_t idx;
   if (!static_free.empty()) {
@@ -136,63 +126,64 @@ Result<uint32_t> Propagator::Impl::static_index_for(uint32_t slot) {
 }
 
 void Propagator::Impl::release_static(uint32_t slot) {
-  if (slot >= static_of_slot.size() || static_of_slot[slot] == kNoIndex) return;
+  if (static_of_slot[slot] == kNoIndex) return;
   static_valid[static_of_slot[slot]] = 0;
   static_free.push_back(static_of_slot[slot]);
   static_of_slot[slot] = kNoIndex;
 }
 
-// Packs the entity at `pos` into the staging mirrors.
-Status Propagator::Impl::pack(const EntityStore& store, uint32_t pos, gpu::EntityDelta* delta) {
-  const uint32_t slot = order.slot[pos];
-  const bool attached = order.attached(pos);
-
-  StaticMode mode = StaticMode::NotStatic;
-  uint32_t static_index = kNoIndex;
-  if (store.has_at(slot, Component::Static)) {
-    auto idx = static_index_for(slot);
-    if (!idx) return idx.error();
-    static_index = *idx;
-    // As CpuReference: frozen once baked, unless this backend never computed it.
-    if (store.static_baked_at(slot) && static_valid[static_index]) {
-      mode = StaticMode::Frozen;
+Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::EntityDelta* delta) {
+  PackedEntity e;
+  e.flags = 0;  // a dead slot: scatter.comp clears its LocalToWorld
+  uint32_t parent = kNoIndex, rare_index = kNoIndex, static_index = kNoIndex;
+  if (store.alive_at(slot) && order.contains(slot)) {
+    parent = order.parent_of(slot);
+    StaticMode mode = StaticMode::NotStatic;
+    if (store.has_at(slot, Component::Static)) {
+      auto idx = static_index_for(slot);
+      if (!idx) return idx.error();
+      static_index = *idx;
+      // As CpuReference: frozen once baked, unless this backend never computed it.
+      if (store.static_baked_at(slot) && static_valid[static_index]) {
+        mode = StaticMode::Frozen;
+      } else {
+        mode = StaticMode::Store;
+        static_valid[static_index] = 1;  // the frame about to be recorded computes it
+        pending_statics.push_back(slot);
+      }
     } else {
-      mode = StaticMode::Store;
-      static_valid[static_index] = 1;  // the frame about to be recorded computes it
-      pending_statics.push_back(slot);
+      release_static(slot);
+    }
+    e = pack_entity(store, slot, parent != kNoIndex, mode);
+    if (e.needs_rare) {
+      if (rare_of_slot[slot] == kNoIndex) {
+        auto r = allocate_rare();
+        if (!r) return r.error();
+        rare_of_slot[slot] = *r;
+      }
+      rare_index = rare_of_slot[slot];
+      staged_rare()[rare_index] = pack_rare(store, slot);
+      dirty_rare.push_back({rare_index, rare_index + 1});
+    } else {
+      release_rare(slot);
     }
   } else {
     release_static(slot);
+    release_rare(slot);
   }
 
-  const PackedEntity e = pack_entity(store, slot, attached, mode);
-  uint32_t rare_index = rare_of_pos[pos];
-  if (e.needs_rare) {
-    if (rare_index == kNoIndex) {
-      auto r = allocate_rare();
-      if (!r) return r.error();
-      rare_index = *r;
-    }
-    staged_rare()[rare_index] = pack_rare(store, slot);
-    dirty_rare.push_back({rare_index, rare_index + 1});
-  } else if (rare_index != kNoIndex) {
-    rare_free.push_back(rare_index);
-    rare_index = kNoIndex;
-  }
-  rare_of_pos[pos] = rare_index;
-
-  staged<uint32_t>(kFlags)[pos] = e.flags;
-  staged<float4>(kTranslation)[pos] = e.translation;
-  staged<float4>(kRotation)[pos] = e.rotation;
-  staged<float4>(kScale)[pos] = e.scale;
-  staged<uint32_t>(kParent)[pos] = order.parent[pos];
-  staged<uint32_t>(kRareIndex)[pos] = rare_index;
-  staged<uint32_t>(kStaticIndex)[pos] = static_index;
+  staged<uint32_t>(kFlags)[slot] = e.flags;
+  staged<float4>(kTranslation)[slot] = e.translation;
+  staged<float4>(kRotation)[slot] = e.rotation;
+  staged<float4>(kScale)[slot] = e.scale;
+  staged<uint32_t>(kParent)[slot] = parent;
+  staged<uint32_t>(kRareIndex)[slot] = rare_index;
+  staged<uint32_t>(kStaticIndex)[slot] = static_index;
   if (delta) {
     *delta = gpu::EntityDelta{};
-    delta->position = pos;
+    delta->slot = slot;
     delta->flags = e.flags;
-    delta->parent = order.parent[pos];
+    delta->parent = parent;
     delta->rare_index = rare_index;
     delta->static_index = static_index;
     delta->translation = e.translation;
@@ -202,20 +193,195 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t pos, gpu::Entit
   return ok_status();
 }
 
-void Propagator::Impl::plan_steps() {
+// The order's entries the GPU lacks: all of them after growth or a full upload, else the ranges
+// LevelOrder rewrote.
+Status Propagator::Impl::stage_order() {
+  const std::span<const uint32_t> entries = order.entries();
+  const uint32_t n = static_cast<uint32_t>(entries.size());
+  dirty_order.clear();
+  std::vector<Range> ranges;
+  if (full_upload || n > order_list.capacity || !order_list.device) {
+    if (Status st = grow(order_list, std::max(n, 1u), sizeof(uint32_t), "tprop.order", false); !st)
+      return st;
+    if (n) ranges.push_back({0, n});
+  } else {
+    for (const auto& [b, e] : order.rewritten()) ranges.push_back({b, std::min(e, n)});
+  }
+  auto* staged_entries = static_cast<uint32_t*>(order_list.staging.mapped());
+  for (const Range& r : ranges)
+    std::copy(entries.begin() + r.begin, entries.begin() + r.end, staged_entries + r.begin);
+  if (!ranges.empty()) dirty_order = coalesce(std::move(ranges));
+  for (const Range& r : dirty_order) stats.order_entries_uploaded += r.end - r.begin;
+  return ok_status();
+}
+
+Status Propagator::Impl::full_pack(const EntityStore& store) {
+  slots = store.slot_capacity();
+  if (Status st = ensure_slot_capacity(std::max(slots, 1u)); !st) return st;
+  static_of_slot.resize(slots, kNoIndex);
+  // Static indices of slots that are gone or no longer Static go back to the free list.
+  for (uint32_t slot = 0; slot < slots; ++slot)
+    if (static_of_slot[slot] != kNoIndex &&
+        (!store.alive_at(slot) || !store.has_at(slot, Component::Static)))
+      release_static(slot);
+  rare_of_slot.assign(slots, kNoIndex);
+  rare_free.clear();
+  rare_count = 0;
+  dirty_rare.clear();
+  pending_statics.clear();
+  full_upload = true;
+  for (uint32_t slot = 0; slot < slots; ++slot)
+    if (Status st = pack(store, slot); !st) return st;
+  delta_count = 0;
+  dirty_rare.clear();
+  if (rare_count) dirty_rare.push_back({0, rare_count});
+  if (Status st = stage_order(); !st) return st;
+  stats.full_upload = true;
+  stats.staged_entities = order.size();
+  stats.moved_entities = order.size();
+  return plan_work({}, true);
+}
+
+Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreChanges& changes) {
+  // More slots than the arrays hold: new buffers, so everything moves again.
+  if (store.slot_capacity() > arrays[0].capacity) return full_pack(store);
+  slots = store.slot_capacity();
+  rare_of_slot.resize(slots, kNoIndex);
+  static_of_slot.resize(slots, kNoIndex);
+  if (seen.size() < slots) seen.resize(slots, 0);
+  if (++frame_mark == 0) {
+    std::fill(seen.begin(), seen.end(), 0);
+    frame_mark = 1;
+  }
+  full_upload = false;
+  dirty_rare.clear();
+
+  // What to pack: changed values, entities whose attached parent may have changed, and the
+  // Statics computed last frame, which are baked now (their flags switch to ReadFrozen).
+  std::vector<uint32_t> to_pack;
+  to_pack.reserve(changes.slots.size() + order.relinked().size() + pending_statics.size());
+  auto add = [&](uint32_t slot) {
+    if (slot < slots && seen[slot] != frame_mark) {
+      seen[slot] = frame_mark;
+      to_pack.push_back(slot);
+    }
+  };
+  for (uint32_t slot : changes.slots) add(slot);
+  for (uint32_t slot : order.relinked()) add(slot);
+  std::vector<uint32_t> was_pending = std::move(pending_statics);
+  pending_statics.clear();
+  for (uint32_t slot : was_pending) add(slot);
+
+  delta_count = 0;
+  if (!to_pack.empty()) {
+    if (Status st = grow(deltas, uint32_t(to_pack.size()), sizeof(gpu::EntityDelta),
+                         "tprop.deltas", false); !st)
+      return st;
+    auto* out = static_cast<gpu::EntityDelta*>(deltas.staging.mapped());
+    for (uint32_t k = 0; k < to_pack.size(); ++k)
+      if (Status st = pack(store, to_pack[k], &out[k]); !st) return st;
+    delta_count = uint32_t(to_pack.size());
+  }
+  std::vector<Range> rare_ranges = std::move(dirty_rare);
+  dirty_rare = rare_ranges.empty() ? std::vector<Range>{} : coalesce(std::move(rare_ranges));
+  if (Status st = stage_order(); !st) return st;
+  stats.staged_entities = delta_count;
+  stats.moved_entities = static_cast<uint32_t>(order.moved().size());
+
+  // Recompute below everything packed (values or parents changed) and everything moved.
+  std::vector<uint32_t> seeds = std::move(to_pack);
+  seeds.insert(seeds.end(), order.moved().begin(), order.moved().end());
+  return plan_work(seeds, false);
+}
+
+Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool everything) {
+  const uint32_t n = order.size();
+  std::vector<uint32_t> work;
+  bool whole = everything || options.partial_max_share <= 0.0f;
+  const uint64_t most = static_cast<uint64_t>(double(options.partial_max_share) * n);
+  if (!whole) {
+    // The subtrees below the seeds, each entity once (seen[] holds frame_mark for the packed
+    // slots; the walk marks with the next value).
+    if (++frame_mark == 0) {
+      std::fill(seen.begin(), seen.end(), 0);
+      frame_mark = 1;
+    }
+    std::vector<uint32_t> stack;
+    for (uint32_t seed : seeds) {
+      if (!order.contains(seed) || seen[seed] == frame_mark) continue;
+      seen[seed] = frame_mark;
+      stack.push_back(seed);
+      while (!stack.empty() && !whole) {
+        const uint32_t v = stack.back();
+        stack.pop_back();
+        work.push_back(v);
+        for (uint32_t c = order.first_child(v); c != LevelOrder::kNone; c = order.next_sibling(c))
+          if (seen[c] != frame_mark) {
+            seen[c] = frame_mark;
+            stack.push_back(c);
+          }
+        whole = work.size() > most;
+      }
+      if (whole) break;
+    }
+  }
+
+  use_work_list = !whole;
+  std::vector<uint32_t> counts, firsts;
+  if (whole) {
+    const std::span<const LevelOrder::Segment> segs = order.levels();
+    for (const LevelOrder::Segment& seg : segs) {
+      counts.push_back(seg.count);
+      firsts.push_back(seg.begin);
+    }
+    stats.recomputed_entities = n;
+  } else if (!work.empty()) {
+    // Group the work list by level: a counting sort, O(work + levels).
+    for (uint32_t v : work) {
+      const uint32_t l = order.level_of(v);
+      if (counts.size() <= l) counts.resize(l + 1, 0);
+      ++counts[l];
+    }
+    firsts.resize(counts.size());
+    uint32_t at = 0;
+    for (size_t l = 0; l < counts.size(); ++l) {
+      firsts[l] = at;
+      at += counts[l];
+    }
+    if (Status st = grow(work_list, at, sizeof(uint32_t), "tprop.work_list", false); !st)
+      return st;
+    auto* list = static_cast<uint32_t*>(work_list.staging.mapped());
+    std::vector<uint32_t> cursor = firsts;
+    for (uint32_t v : work) list[cursor[order.level_of(v)]++] = v;
+    stats.recomputed_entities = at;
+  }
+  level_count = static_cast<uint32_t>(counts.size());
+  if (level_count) {
+    if (Status st = grow(levels, level_count, 2 * sizeof(uint32_t), "tprop.levels", false); !st)
+      return st;
+    auto* table = static_cast<uint32_t*>(levels.staging.mapped());
+    for (uint32_t l = 0; l < level_count; ++l) {
+      table[2 * l] = firsts[l];
+      table[2 * l + 1] = counts[l];
+    }
+  }
+  stats.full_pass = whole;
+  plan_steps(counts, firsts);
+  return ok_status();
+}
+
+void Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
+                                  const std::vector<uint32_t>& firsts) {
   steps.clear();
-  const uint32_t level_count = order.level_count();
   uint32_t run_begin = 0, run_end = 0;  // narrow run [run_begin, run_end), empty when equal
   auto flush = [&] {
     if (run_end > run_begin) steps.push_back({true, 0, 0, run_begin, run_end});
     run_begin = run_end = 0;
   };
-  for (uint32_t l = 1; l < level_count; ++l) {
-    const uint32_t first = order.level_offsets[l];
-    const uint32_t count = order.level_offsets[l + 1] - first;
-    if (count > gpu::kNarrowLevelMax) {
+  for (uint32_t l = 0; l < counts.size(); ++l) {
+    if (counts[l] > gpu::kNarrowLevelMax) {
       flush();
-      steps.push_back({false, first, count, 0, 0});
+      steps.push_back({false, firsts[l], counts[l], 0, 0});
       continue;
     }
     if (run_end == run_begin) run_begin = run_end = l;
@@ -223,81 +389,6 @@ void Propagator::Impl::plan_steps() {
     if (run_end - run_begin == gpu::kNarrowLevelsPerDispatch) flush();
   }
   flush();
-}
-
-Status Propagator::Impl::full_pack(const EntityStore& store) {
-  const uint32_t n = order.size();
-  if (Status st = ensure_entity_capacity(n); !st) return st;
-  if (Status st = grow(levels, order.level_count() + 1, sizeof(uint32_t), "tprop.level_offsets",
-                       false); !st)
-    return st;
-  std::copy(order.level_offsets.begin(), order.level_offsets.end(),
-            static_cast<uint32_t*>(levels.staging.mapped()));
-  levels_dirty = true;
-
-  // Static indices of slots that are gone or no longer Static go back to the free list.
-  for (uint32_t slot = 0; slot < static_of_slot.size(); ++slot)
-    if (static_of_slot[slot] != kNoIndex &&
-        (slot >= store.slot_capacity() || !store.alive_at(slot) ||
-         !store.has_at(slot, Component::Static)))
-      release_static(slot);
-
-  rare_of_pos.assign(n, kNoIndex);
-  rare_free.clear();
-  rare_count = 0;
-  dirty_rare.clear();
-  pending_statics.clear();
-  for (uint32_t pos = 0; pos < n; ++pos)
-    if (Status st = pack(store, pos); !st) return st;
-  dirty_positions.clear();
-  delta_count = 0;
-  if (n) dirty_positions.push_back({0, n});
-  dirty_rare.clear();
-  if (rare_count) dirty_rare.push_back({0, rare_count});
-  plan_steps();
-  stats.staged_entities = n;
-  return ok_status();
-}
-
-Status Propagator::Impl::incremental_pack(const EntityStore& store,
-                                          const std::vector<uint32_t>& slots) {
-  std::vector<uint32_t> positions;
-  positions.reserve(slots.size() + pending_statics.size());
-  auto add = [&](uint32_t slot) {
-    if (slot < store.slot_capacity() && store.alive_at(slot) && slot < order.position.size() &&
-        order.position[slot] != DepthOrder::kNone)
-      positions.push_back(order.position[slot]);
-  };
-  for (uint32_t slot : slots) add(slot);
-  // Statics computed last frame are baked now: their flags switch to ReadFrozen.
-  std::vector<uint32_t> was_pending = std::move(pending_statics);
-  pending_statics.clear();
-  for (uint32_t slot : was_pending) add(slot);
-
-  std::vector<uint32_t> rare_indices;
-  dirty_rare.clear();
-  delta_count = 0;
-  if (count_runs(positions) > kScatterAboveRuns) {
-    // Scattered changes: compact records plus the scatter shader.
-    dirty_positions.clear();
-    if (Status st = grow(deltas, uint32_t(positions.size()), sizeof(gpu::EntityDelta),
-                         "tprop.deltas", false); !st)
-      return st;
-    auto* out = static_cast<gpu::EntityDelta*>(deltas.staging.mapped());
-    for (uint32_t k = 0; k < positions.size(); ++k)
-      if (Status st = pack(store, positions[k], &out[k]); !st) return st;
-    delta_count = uint32_t(positions.size());
-  } else {
-    dirty_positions = coalesce(positions);
-    for (const Range& r : dirty_positions)
-      for (uint32_t pos = r.begin; pos < r.end; ++pos)
-        if (Status st = pack(store, pos); !st) return st;
-  }
-  for (const Range& r : dirty_rare)
-    for (uint32_t i = r.begin; i < r.end; ++i) rare_indices.push_back(i);
-  dirty_rare = coalesce(rare_indices);
-  stats.staged_entities = static_cast<uint32_t>(positions.size());
-  return ok_status();
 }
 
 }  // namespace tprop

@@ -1,8 +1,9 @@
 // Private to host/: the state behind a Propagator, shared by the files that implement it by
-// concept: propagator.cpp (create, update, output), propagator_staging.cpp (packing entities
-// into the staging mirrors, only what changed), propagator_bindings.cpp (descriptors or device
-// addresses for the passes) and propagator_record.cpp (the recorded upload, compose and
-// propagate commands, and the submits of run() and read_back()).
+// concept: propagator.cpp (create, update, output), propagator_staging.cpp (packing entities and
+// the depth order into the staging mirrors, only what changed, and the frame's work list),
+// propagator_bindings.cpp (descriptors or device addresses for the passes) and
+// propagator_record.cpp (the recorded upload and passes, and the submits of run() and
+// read_back()).
 #pragma once
 
 #include "vk_context_state.h"
@@ -19,9 +20,9 @@
 namespace tprop {
 namespace propagator_detail {
 
-// The per-position input arrays, each a device buffer fed from a persistently mapped staging
-// mirror of the same layout: a changed entity's bytes are written into the mirror at its
-// position and copied over as part of one coalesced region.
+// The per-slot input arrays, each a device buffer fed from a persistently mapped staging mirror
+// of the same layout. A full upload copies the mirrors whole; a frame after that uploads the
+// changed entities as EntityDelta records that scatter.comp writes to their slots.
 enum Array : int {
   kFlags, kTranslation, kRotation, kScale, kParent, kRareIndex, kStaticIndex, kArrays
 };
@@ -34,11 +35,11 @@ struct Range {
   uint32_t begin, end;  // [begin, end) in elements
 };
 
-// One propagate dispatch: a wide level (one invocation per entity), or a run of narrow levels
-// walked by one workgroup.
+// One evaluation dispatch: a wide level (one invocation per list entry), or a run of narrow
+// levels walked by one workgroup.
 struct Step {
   bool narrow;
-  uint32_t first, count;             // wide
+  uint32_t first, count;             // wide: list entries
   uint32_t level_begin, level_end;   // narrow
 };
 
@@ -64,49 +65,48 @@ struct Propagator::Impl {
   VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
   VkDescriptorSet descriptor_set = VK_NULL_HANDLE;
   VkBuffer described[gpu::kBindingCount] = {};  // what descriptor_set points at now
-  // Windowed passes (scenes beyond one binding per array): one set per window of positions.
-  VkDescriptorPool window_pool = VK_NULL_HANDLE;
-  std::vector<VkDescriptorSet> window_sets;
-  uint32_t window_size = 0;                        // positions per window
-  uint32_t window_count = 0;                       // windows the last update() needs
-  std::vector<VkBuffer> window_described;          // what the window sets point at now
-  uint32_t window_described_size = 0;
-  uint32_t window_described_count = 0;
   Addressing addressing = Addressing::DeviceAddress;
   GpuTimer timer;
   VkCommandPool pool = VK_NULL_HANDLE;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
 
-  DepthOrder order;
-  bool packed = false;    // the GPU mirrors hold a complete packing of `order`
+  LevelOrder order;
+  bool packed = false;    // the GPU holds every entity's current data and a valid LocalToWorld
   bool recorded = true;   // the last update() has been recorded
   const EntityStore* last_store = nullptr;  // another store (or a moved one) packs everything
+  uint32_t slots = 0;     // the store's slot_capacity() at the last update()
 
   Mirrored arrays[kArrays];
   Mirrored rare;       // gpu::RareRecord
-  Mirrored levels;     // uint level offsets
-  Mirrored deltas;     // gpu::EntityDelta, compact changes of a scattered value-only frame
-  uint32_t delta_count = 0;  // > 0: the next record() scatters instead of copying positions
-  Buffer world;        // LocalToWorld output, capacity = arrays[*].capacity
+  Mirrored deltas;     // gpu::EntityDelta, the changed entities of a frame
+  Mirrored order_list; // uint: LevelOrder::entries()
+  Mirrored work_list;  // uint: a frame's work list, level segment after segment
+  Mirrored levels;     // uvec2 per level: the segments of the list the passes follow this frame
+  Buffer world;        // LocalToWorld output by slot, capacity = arrays[*].capacity
   Buffer frozen;       // mat4 by static index; device only
   uint32_t frozen_capacity = 0;
   Buffer readback;
 
-  // Host bookkeeping.
-  std::vector<uint32_t> rare_of_pos;   // position -> rare index
+  // Host bookkeeping, per store slot.
+  std::vector<uint32_t> rare_of_slot;    // slot -> rare index
   std::vector<uint32_t> rare_free;
-  uint32_t rare_count = 0;             // high-water mark of rare indices in use
-  std::vector<uint32_t> static_of_slot;  // store slot -> static index
+  uint32_t rare_count = 0;               // high-water mark of rare indices in use
+  std::vector<uint32_t> static_of_slot;  // slot -> static index
   std::vector<uint8_t> static_valid;     // static index -> the frozen table holds its value
   std::vector<uint32_t> static_free;
   uint32_t static_count = 0;
-  std::vector<uint32_t> pending_statics;  // slots staged with StoreFrozen: re-check next frame
+  std::vector<uint32_t> pending_statics; // slots staged with StoreFrozen: re-check next frame
+  std::vector<uint32_t> seen;            // per slot: the frame that last listed it (dedup)
+  uint32_t frame_mark = 0;
 
-  // What the next record() uploads.
-  std::vector<Range> dirty_positions;
+  // What the next record() uploads and runs.
+  bool full_upload = false;              // copy the mirrors whole and clear LocalToWorld
   std::vector<Range> dirty_rare;
-  bool levels_dirty = false;
+  std::vector<Range> dirty_order;        // entries of order_list
+  uint32_t delta_count = 0;
+  bool use_work_list = false;            // else the whole order
+  uint32_t level_count = 0;              // levels of the list followed this frame
   Buffer frozen_old;              // copied into `frozen` by the next record(), then dropped
   VkDeviceSize frozen_old_bytes = 0;
   std::vector<Step> steps;
@@ -120,31 +120,29 @@ struct Propagator::Impl {
     return static_cast<gpu::RareRecord*>(rare.staging.mapped());
   }
 
-  // propagator_staging.cpp: the staging mirrors and what the next record() uploads.
+  // propagator_staging.cpp: the staging mirrors, the order and the work list.
   // Room for `needed` elements; `limit_stride`: the widest element sharing this capacity.
   Status grow(Mirrored& m, uint32_t needed, VkDeviceSize stride, const char* name, bool keep,
               VkDeviceSize limit_stride = 0);
-  Status ensure_entity_capacity(uint32_t n);
+  Status ensure_slot_capacity(uint32_t n);
   Result<uint32_t> allocate_rare();
   Result<uint32_t> static_index_for(uint32_t slot);
   void release_static(uint32_t slot);
-  // Packs the entity at `pos` into the staging mirrors (and into `delta` when given).
-  Status pack(const EntityStore& store, uint32_t pos, gpu::EntityDelta* delta = nullptr);
-  void plan_steps();
+  void release_rare(uint32_t slot);
+  // Packs the entity at `slot` (alive or not) into the staging mirrors and into `delta`.
+  Status pack(const EntityStore& store, uint32_t slot, gpu::EntityDelta* delta = nullptr);
   Status full_pack(const EntityStore& store);
-  Status incremental_pack(const EntityStore& store, const std::vector<uint32_t>& slots);
+  Status incremental_pack(const EntityStore& store, const StoreChanges& changes);
+  Status stage_order();
+  // Chooses the list the passes follow (the order, or the subtrees below `seeds`), stages its
+  // level table and plans the dispatches.
+  Status plan_work(const std::vector<uint32_t>& seeds, bool everything);
+  void plan_steps(const std::vector<uint32_t>& counts, const std::vector<uint32_t>& firsts);
 
   // propagator_bindings.cpp: how the passes reach the arrays.
-  Status create_sets(uint32_t count, const char* name, VkDescriptorPool& pool_out,
-                     std::vector<VkDescriptorSet>& sets_out);
   Status create_descriptor_set();
   void binding_buffers(const Buffer* out[gpu::kBindingCount]) const;
   void choose_addressing();
-  // Positions per window: the device limit, or options.window_entities, aligned.
-  uint32_t window_positions() const;
-  // Points one descriptor set per window at the own arrays; false if the pool could not be had
-  // (the passes then go by device address, which always works).
-  bool prepare_windows(uint32_t window);
   gpu::ScenePush push_constants() const;
 
   // propagator_record.cpp: commands.

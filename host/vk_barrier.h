@@ -18,7 +18,9 @@ inline constexpr Access kComputeWrite{VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
 inline constexpr Access kComputeReadWrite{
     VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
     VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT};
-inline constexpr Access kTransferWrite{VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT};
+// Copies and fills (vkCmdFillBuffer is a clear command).
+inline constexpr Access kTransferWrite{VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                                       VK_ACCESS_2_TRANSFER_WRITE_BIT};
 inline constexpr Access kTransferRead{VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT};
 inline constexpr Access kHostRead{VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT};
 

@@ -7,9 +7,6 @@ namespace tprop {
 namespace {
 
 // glslc -mfmt=c output: a braced list of SPIR-V words.
-const uint32_t kComposeSpirv[] =
-#include "compose.spv.inc"
-    ;
 const uint32_t kPropagateWideSpirv[] =
 #include "propagate_wide.spv.inc"
     ;
@@ -19,9 +16,6 @@ const uint32_t kPropagateNarrowSpirv[] =
 const uint32_t kScatterSpirv[] =
 #include "scatter.spv.inc"
     ;
-const uint32_t kComposeDescSpirv[] =
-#include "compose_desc.spv.inc"
-    ;
 const uint32_t kPropagateWideDescSpirv[] =
 #include "propagate_wide_desc.spv.inc"
     ;
@@ -30,12 +24,6 @@ const uint32_t kPropagateNarrowDescSpirv[] =
     ;
 const uint32_t kScatterDescSpirv[] =
 #include "scatter_desc.spv.inc"
-    ;
-const uint32_t kComposeWinSpirv[] =
-#include "compose_win.spv.inc"
-    ;
-const uint32_t kPropagateWideWinSpirv[] =
-#include "propagate_wide_win.spv.inc"
     ;
 
 Result<VkPipeline> make_pipeline(const ContextState& s, VkPipelineLayout layout,
@@ -63,16 +51,17 @@ Result<VkPipeline> make_pipeline(const ContextState& s, VkPipelineLayout layout,
   return pipeline;
 }
 
+constexpr int kPasses = 3;
 struct PassSources {
-  const uint32_t* code[4];
-  size_t bytes[4];
-  const char* name[4];
+  const uint32_t* code[kPasses];
+  size_t bytes[kPasses];
+  const char* name[kPasses];
 };
 
 Status make_passes(const ContextState& s, VkPipelineLayout layout, const PassSources& src,
                    PassPipelines& out) {
-  VkPipeline* slots[4] = {&out.compose, &out.propagate_wide, &out.propagate_narrow, &out.scatter};
-  for (int i = 0; i < 4; ++i) {
+  VkPipeline* slots[kPasses] = {&out.propagate_wide, &out.propagate_narrow, &out.scatter};
+  for (int i = 0; i < kPasses; ++i) {
     auto p = make_pipeline(s, layout, src.code[i], src.bytes[i], src.name[i]);
     if (!p) return p.error();
     *slots[i] = *p;
@@ -81,7 +70,7 @@ Status make_passes(const ContextState& s, VkPipelineLayout layout, const PassSou
 }
 
 void destroy_passes(const ContextState& s, PassPipelines& p) {
-  for (VkPipeline* x : {&p.compose, &p.propagate_wide, &p.propagate_narrow, &p.scatter}) {
+  for (VkPipeline* x : {&p.propagate_wide, &p.propagate_narrow, &p.scatter}) {
     if (*x) s.vk.vkDestroyPipeline(s.device, *x, nullptr);
     *x = VK_NULL_HANDLE;
   }
@@ -123,26 +112,16 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
   set_debug_name(s, VK_OBJECT_TYPE_PIPELINE_LAYOUT, out.layout_, "tprop.layout");
 
   const PassSources addresses{
-      {kComposeSpirv, kPropagateWideSpirv, kPropagateNarrowSpirv, kScatterSpirv},
-      {sizeof(kComposeSpirv), sizeof(kPropagateWideSpirv), sizeof(kPropagateNarrowSpirv),
-       sizeof(kScatterSpirv)},
-      {"tprop.compose", "tprop.propagate_wide", "tprop.propagate_narrow", "tprop.scatter"}};
+      {kPropagateWideSpirv, kPropagateNarrowSpirv, kScatterSpirv},
+      {sizeof(kPropagateWideSpirv), sizeof(kPropagateNarrowSpirv), sizeof(kScatterSpirv)},
+      {"tprop.propagate_wide", "tprop.propagate_narrow", "tprop.scatter"}};
   const PassSources descriptors{
-      {kComposeDescSpirv, kPropagateWideDescSpirv, kPropagateNarrowDescSpirv, kScatterDescSpirv},
-      {sizeof(kComposeDescSpirv), sizeof(kPropagateWideDescSpirv),
-       sizeof(kPropagateNarrowDescSpirv), sizeof(kScatterDescSpirv)},
-      {"tprop.compose_desc", "tprop.propagate_wide_desc", "tprop.propagate_narrow_desc",
-       "tprop.scatter_desc"}};
+      {kPropagateWideDescSpirv, kPropagateNarrowDescSpirv, kScatterDescSpirv},
+      {sizeof(kPropagateWideDescSpirv), sizeof(kPropagateNarrowDescSpirv),
+       sizeof(kScatterDescSpirv)},
+      {"tprop.propagate_wide_desc", "tprop.propagate_narrow_desc", "tprop.scatter_desc"}};
   if (Status st = make_passes(s, out.layout_, addresses, out.addresses_); !st) return st.error();
   if (Status st = make_passes(s, out.layout_, descriptors, out.descriptors_); !st) return st.error();
-  auto compose_win = make_pipeline(s, out.layout_, kComposeWinSpirv, sizeof(kComposeWinSpirv),
-                                   "tprop.compose_win");
-  if (!compose_win) return compose_win.error();
-  out.windowed_.compose = *compose_win;
-  auto wide_win = make_pipeline(s, out.layout_, kPropagateWideWinSpirv,
-                                sizeof(kPropagateWideWinSpirv), "tprop.propagate_wide_win");
-  if (!wide_win) return wide_win.error();
-  out.windowed_.propagate_wide = *wide_win;
   return out;
 }
 
@@ -154,12 +133,10 @@ ComputePipelines& ComputePipelines::operator=(ComputePipelines&& other) noexcept
   layout_ = other.layout_;
   addresses_ = other.addresses_;
   descriptors_ = other.descriptors_;
-  windowed_ = other.windowed_;
   other.set_layout_ = VK_NULL_HANDLE;
   other.layout_ = VK_NULL_HANDLE;
   other.addresses_ = PassPipelines{};
   other.descriptors_ = PassPipelines{};
-  other.windowed_ = PassPipelines{};
   return *this;
 }
 
@@ -167,7 +144,6 @@ void ComputePipelines::reset() {
   if (!state_) return;
   destroy_passes(*state_, addresses_);
   destroy_passes(*state_, descriptors_);
-  destroy_passes(*state_, windowed_);
   if (layout_) state_->vk.vkDestroyPipelineLayout(state_->device, layout_, nullptr);
   if (set_layout_) state_->vk.vkDestroyDescriptorSetLayout(state_->device, set_layout_, nullptr);
   layout_ = VK_NULL_HANDLE;

@@ -55,8 +55,11 @@ Result<Evaluation> GpuBackend::evaluate(EntityStore& store) {
   if (!matrices) return Error{"reading the GPU results back failed: " + matrices.error().message};
   Evaluation e;
   e.evaluate_ms = ms_since(start);
-  e.order = gpu.order();
-  e.local_to_world = std::move(*matrices);
+  // The GPU keeps LocalToWorld by store slot; reports and dumps read it in depth order.
+  e.order = sort_by_depth(store);
+  e.local_to_world.resize(e.order.size());
+  for (uint32_t pos = 0; pos < e.order.size(); ++pos)
+    e.local_to_world[pos] = (*matrices)[e.order.slot[pos]];
   if (Result<StageTimes> times = gpu.stage_times()) e.gpu_times = *times;
   return e;
 }

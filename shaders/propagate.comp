@@ -1,14 +1,16 @@
 #version 460
-// Propagate: LocalToWorld[pos] = LocalToWorld[parent] * LocalToParent[pos], in place, levels in
-// order. Built twice:
-//  - wide (default): one dispatch per level, one invocation per entity of that level;
-//  - TPROP_WINDOWED (wide only): the level's own entities through descriptors over a window of
-//    positions (scene_access.glsl), for scenes beyond one binding per array;
-//  - TPROP_NARROW: one workgroup walks a run of narrow levels (each at most kNarrowLevelMax
-//    entities, so the inner loop runs at most 8 times), with a workgroup barrier between levels, so a deep chain costs one dispatch per
-//    kNarrowLevelsPerDispatch levels instead of one per level.
+// Evaluate: LocalToWorld of every entity the list names, level after level. Compose and
+// propagate in one step, so the local matrix never travels through memory: the entity's own
+// matrix (local_matrix.glsl, a user-written value or a frozen Static), times its parent's
+// LocalToWorld when it is attached, written to local_to_world[slot]. Built twice:
+//  - wide (default): one invocation per entry of one level's segment [pc.first, + pc.count);
+//  - TPROP_NARROW: one workgroup walks the levels [pc.level_begin, pc.level_end), each at most
+//    kNarrowLevelMax entities (so the inner loop runs at most 8 times), with a workgroup barrier
+//    between levels, so a deep chain costs one dispatch per kNarrowLevelsPerDispatch levels
+//    instead of one per level.
 #extension GL_GOOGLE_include_directive : require
 #include "scene_access.glsl"
+#include "local_matrix.glsl"
 
 #ifdef TPROP_NARROW
 layout(local_size_x = TPROP_NARROW_GROUP_SIZE) in;
@@ -16,25 +18,31 @@ layout(local_size_x = TPROP_NARROW_GROUP_SIZE) in;
 layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
 #endif
 
-void propagate(uint pos) {
-  uint self = SELF(pos);
-  uint f = FLAGS_SELF[self];
-  if ((f & kFlagWorldFinal) != 0u) return;
-  uint parent = PARENT_SELF[self];
-  mat4 m = WORLD[parent] * WORLD_SELF[self];
-  WORLD_SELF[self] = m;
-  if ((f & kFlagStoreFrozen) != 0u) {
-    FROZEN[STATIC_INDEX_SELF[self]] = m;
+void evaluate(uint slot) {
+  uint f = FLAGS[slot];
+  uint rare = RARE_INDEX[slot];
+  mat4 m;
+  if ((f & kFlagReadFrozen) != 0u) {
+    m = FROZEN[STATIC_INDEX[slot]];
+  } else if ((f & kFlagUserWorld) != 0u) {
+    m = rare != kNoIndex ? RARE[rare].user_local_to_world : mat4(1.0);
+  } else if ((f & kFlagUserLocal) != 0u) {
+    m = rare != kNoIndex ? RARE[rare].user_local_to_parent : mat4(1.0);
+  } else {
+    m = local_matrix(slot, f, rare);
   }
+  // The reference's product: LocalToWorld[parent] * local.
+  if ((f & kFlagWorldFinal) == 0u) m = WORLD[PARENT[slot]] * m;
+  WORLD[slot] = m;
+  if ((f & kFlagStoreFrozen) != 0u) FROZEN[STATIC_INDEX[slot]] = m;
 }
 
 void main() {
 #ifdef TPROP_NARROW
   for (uint level = pc.level_begin; level < pc.level_end; ++level) {
-    uint end = LEVEL_OFFSETS[level + 1u];
-    for (uint pos = LEVEL_OFFSETS[level] + gl_LocalInvocationID.x; pos < end;
-         pos += TPROP_NARROW_GROUP_SIZE) {
-      propagate(pos);
+    uvec2 segment = LEVELS[level];
+    for (uint k = gl_LocalInvocationID.x; k < segment.y; k += TPROP_NARROW_GROUP_SIZE) {
+      evaluate(LIST[segment.x + k]);
     }
     // The next level reads what this one wrote, from other invocations of this workgroup.
     memoryBarrierBuffer();
@@ -42,6 +50,6 @@ void main() {
   }
 #else
   uint i = flat_invocation(kWideGroupSize);
-  if (i < pc.count) propagate(pc.first + i);
+  if (i < pc.count) evaluate(LIST[pc.first + i]);
 #endif
 }

@@ -1,22 +1,23 @@
 #version 460
-// Scatter: a value-only frame's changed entities, uploaded compactly as EntityDelta records,
-// written to their positions in the per-position arrays. Used when the changes are too scattered
-// for a few copy regions, so that only the changed entities' bytes cross the bus.
+// Scatter: a frame's changed entities, uploaded compactly as EntityDelta records, written to their
+// slots in the per-slot arrays, so that only the changed entities' bytes cross the bus. A dead
+// slot (flags 0) gets an all-zero LocalToWorld: an instance drawn from it collapses to a point.
 #extension GL_GOOGLE_include_directive : require
 #include "scene_access.glsl"
 
-layout(local_size_x = TPROP_COMPOSE_GROUP_SIZE) in;
+layout(local_size_x = TPROP_SCATTER_GROUP_SIZE) in;
 
 void main() {
-  uint i = flat_invocation(TPROP_COMPOSE_GROUP_SIZE);
+  uint i = flat_invocation(TPROP_SCATTER_GROUP_SIZE);
   if (i >= pc.count) return;
-  EntityDelta d = DELTAS[i];
-  uint pos = d.position;
-  FLAGS[pos] = d.flags;
-  PARENT[pos] = d.parent;
-  RARE_INDEX[pos] = d.rare_index;
-  STATIC_INDEX[pos] = d.static_index;
-  TRANSLATION[pos] = d.translation;
-  ROTATION[pos] = d.rotation;
-  SCALE[pos] = d.scale;
+  EntityDelta d = DELTAS[pc.first + i];
+  uint slot = d.slot;
+  FLAGS[slot] = d.flags;
+  PARENT[slot] = d.parent;
+  RARE_INDEX[slot] = d.rare_index;
+  STATIC_INDEX[slot] = d.static_index;
+  TRANSLATION[slot] = d.translation;
+  ROTATION[slot] = d.rotation;
+  SCALE[slot] = d.scale;
+  if (d.flags == 0u) WORLD[slot] = mat4(0.0);
 }

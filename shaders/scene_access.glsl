@@ -1,20 +1,18 @@
 // GLSL side of scene_layout.h: how the passes reach the scene's arrays, as macros
-// (FLAGS[pos], WORLD[pos] = m, ...) so that each pass is written once and built in variants:
+// (FLAGS[slot], WORLD[slot] = m, ...) so that each pass is written once and built in two variants:
 //  - default: buffer device addresses from the push constants (GL_EXT_buffer_reference): no
 //    binding is limited by maxStorageBufferRange, so any scene that fits in memory works;
 //  - TPROP_DESCRIPTORS: one storage-buffer descriptor per array (set 0, bindings as in
 //    scene_layout.h). Measured on lavapipe: a pass storing one mat4 per invocation ran 3 to 4
 //    times faster through descriptors than through device addresses, so the host uses this
-//    variant whenever every array fits in one binding;
-//  - TPROP_WINDOWED: addresses, but an entity's own arrays through descriptors over a window of
-//    positions (below), for larger scenes.
+//    variant whenever every array fits in one binding.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
 #include "scene_layout.h"
 
-// The narrow propagate pass reads what other invocations of its own workgroup wrote a level
-// earlier, hence coherent there; elsewhere dispatch boundaries order everything.
+// The narrow pass reads what other invocations of its own workgroup wrote a level earlier, hence
+// coherent there; elsewhere dispatch boundaries order everything.
 #ifdef TPROP_NARROW
 #define TPROP_MAT4_COHERENCE coherent
 #else
@@ -23,9 +21,8 @@
 
 layout(push_constant, std430) uniform Push { ScenePush pc; };
 
-// The per-position arrays as descriptors: all of each (TPROP_DESCRIPTORS), or a window of each
-// starting at position pc.window_first (TPROP_WINDOWED, below).
-#if defined(TPROP_DESCRIPTORS) || defined(TPROP_WINDOWED)
+#ifdef TPROP_DESCRIPTORS
+
 layout(std430, set = 0, binding = 0) buffer FlagsBuffer { uint v[]; } b_flags;
 layout(std430, set = 0, binding = 1) buffer TranslationBuffer { vec4 v[]; } b_translation;
 layout(std430, set = 0, binding = 2) buffer RotationBuffer { vec4 v[]; } b_rotation;
@@ -33,15 +30,12 @@ layout(std430, set = 0, binding = 3) buffer ScaleBuffer { vec4 v[]; } b_scale;
 layout(std430, set = 0, binding = 4) buffer ParentBuffer { uint v[]; } b_parent;
 layout(std430, set = 0, binding = 5) buffer RareIndexBuffer { uint v[]; } b_rare_index;
 layout(std430, set = 0, binding = 6) buffer StaticIndexBuffer { uint v[]; } b_static_index;
-layout(std430, set = 0, binding = 9) TPROP_MAT4_COHERENCE buffer WorldBuffer { mat4 v[]; } b_world;
-#endif
-
-#ifdef TPROP_DESCRIPTORS
-
 layout(std430, set = 0, binding = 7) buffer RareBuffer { RareRecord v[]; } b_rare;
 layout(std430, set = 0, binding = 8) buffer FrozenBuffer { mat4 v[]; } b_frozen;
-layout(std430, set = 0, binding = 10) buffer LevelBuffer { uint v[]; } b_level_offsets;
+layout(std430, set = 0, binding = 9) TPROP_MAT4_COHERENCE buffer WorldBuffer { mat4 v[]; } b_world;
+layout(std430, set = 0, binding = 10) buffer LevelBuffer { uvec2 v[]; } b_levels;
 layout(std430, set = 0, binding = 11) buffer DeltaBuffer { EntityDelta v[]; } b_deltas;
+layout(std430, set = 0, binding = 12) buffer ListBuffer { uint v[]; } b_list;
 
 #define FLAGS b_flags.v
 #define TRANSLATION b_translation.v
@@ -53,12 +47,14 @@ layout(std430, set = 0, binding = 11) buffer DeltaBuffer { EntityDelta v[]; } b_
 #define RARE b_rare.v
 #define FROZEN b_frozen.v
 #define WORLD b_world.v
-#define LEVEL_OFFSETS b_level_offsets.v
+#define LEVELS b_levels.v
 #define DELTAS b_deltas.v
+#define LIST b_list.v
 
 #else
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer UintArray { uint v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer Uvec2Array { uvec2 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4Array { vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer RareArray {
   RareRecord v[];
@@ -80,28 +76,13 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer DeltaArray 
 #define RARE RareArray(pc.rare).v
 #define FROZEN Mat4Array(pc.frozen).v
 #define WORLD Mat4Array(pc.local_to_world).v
-#define LEVEL_OFFSETS UintArray(pc.level_offsets).v
+#define LEVELS Uvec2Array(pc.levels).v
 #define DELTAS DeltaArray(pc.deltas).v
+#define LIST UintArray(pc.list).v
 
 #endif
 
-// TPROP_WINDOWED (compose and wide propagate of scenes beyond one binding per array): an
-// entity's own per-position arrays (*_SELF, indexed by SELF(pos)) through descriptors bound to
-// a window of positions starting at pc.window_first, everything else (parents, rare and frozen
-// tables) through the device addresses above. Measured on lavapipe with 10 million entities
-// (11-level forest): compose 2.3 s against 5.8 s by address alone, propagate 1.1 s against 4.4 s.
-// Otherwise *_SELF are the arrays themselves.
-#ifdef TPROP_WINDOWED
-#define FLAGS_SELF b_flags.v
-#define TRANSLATION_SELF b_translation.v
-#define ROTATION_SELF b_rotation.v
-#define SCALE_SELF b_scale.v
-#define PARENT_SELF b_parent.v
-#define RARE_INDEX_SELF b_rare_index.v
-#define STATIC_INDEX_SELF b_static_index.v
-#define WORLD_SELF b_world.v
-#define SELF(pos) ((pos) - pc.window_first)
-#else
+// An entity's own arrays, as local_matrix.glsl names them (one name for what used to be windowed).
 #define FLAGS_SELF FLAGS
 #define TRANSLATION_SELF TRANSLATION
 #define ROTATION_SELF ROTATION
@@ -110,8 +91,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer DeltaArray 
 #define RARE_INDEX_SELF RARE_INDEX
 #define STATIC_INDEX_SELF STATIC_INDEX
 #define WORLD_SELF WORLD
-#define SELF(pos) (pos)
-#endif
+#define SELF(slot) (slot)
 
 // The flat invocation index of a 2D grid of workgroups (the x dimension is capped at
 // kMaxGroupsPerDimension groups, more rows go to y).

@@ -5,9 +5,12 @@
 // array fits in one binding the passes use descriptors instead (faster on lavapipe, see
 // scene_access.glsl).
 //
-// Arrays indexed by depth-sorted position (DepthOrder): flags, translation, rotation, scale,
-// parent, rare_index, static_index, local_to_world. The rare table is indexed by rare_index, the
-// frozen table (Static LocalToWorld values) by static_index, which is stable across re-sorts.
+// Arrays indexed by store slot (EntityStore; an entity keeps its slot for its whole life, so its
+// data never moves when the hierarchy changes): flags, translation, rotation, scale, parent (the
+// attached parent's slot), rare_index, static_index, local_to_world. The rare table is indexed by
+// rare_index, the frozen table (Static LocalToWorld values) by static_index. The passes follow a
+// list of slots in level segments (levels[L] = (first entry, count)): the whole depth order
+// (hierarchy/level_order.h), or a frame's work list of the subtrees that changed.
 #ifndef TPROP_SCENE_LAYOUT_H
 #define TPROP_SCENE_LAYOUT_H
 
@@ -27,15 +30,15 @@ using mat4 = glm::mat4;
 #define TPROP_CONST const uint
 #endif
 
-// Workgroup sizes. A propagate level wider than kNarrowLevelMax gets a dispatch of its own (about
-// 48 us each on lavapipe); runs of consecutive narrower levels share one single-workgroup
-// dispatch that loops over them.
+// Workgroup sizes. A level wider than kNarrowLevelMax gets a dispatch of its own (about 48 us each
+// on lavapipe); runs of consecutive narrower levels share one single-workgroup dispatch that loops
+// over them.
 // (Macros for GLSL's local_size_x: a constant variable there would make glslc emit
 // LocalSizeId, which needs maintenance4.)
-#define TPROP_COMPOSE_GROUP_SIZE 256
+#define TPROP_SCATTER_GROUP_SIZE 256
 #define TPROP_WIDE_GROUP_SIZE 256
 #define TPROP_NARROW_GROUP_SIZE 8
-TPROP_CONST kComposeGroupSize = TPROP_COMPOSE_GROUP_SIZE;
+TPROP_CONST kScatterGroupSize = TPROP_SCATTER_GROUP_SIZE;
 TPROP_CONST kWideGroupSize = TPROP_WIDE_GROUP_SIZE;
 TPROP_CONST kNarrowGroupSize = TPROP_NARROW_GROUP_SIZE;
 // One narrow workgroup is one SIMD row of llvmpipe (8 lanes of 256 bits): measured on lavapipe, a
@@ -62,9 +65,10 @@ TPROP_CONST kBindingStaticIndex = 6u;
 TPROP_CONST kBindingRare = 7u;
 TPROP_CONST kBindingFrozen = 8u;
 TPROP_CONST kBindingWorld = 9u;
-TPROP_CONST kBindingLevelOffsets = 10u;
+TPROP_CONST kBindingLevels = 10u;
 TPROP_CONST kBindingDeltas = 11u;
-TPROP_CONST kBindingCount = 12u;
+TPROP_CONST kBindingList = 12u;
+TPROP_CONST kBindingCount = 13u;
 
 // flags[pos]: what the host resolved about the entity (hierarchy/gpu_pack.cpp decides; the
 // shaders only follow). Presence bits first; a parent's bits are read by its children.
@@ -74,13 +78,14 @@ TPROP_CONST kFlagScale = 1u << 2u;              // scale[pos].xyz (Scale or NonU
 TPROP_CONST kFlagCompositeRotation = 1u << 3u;  // rare.composite_rotation is used
 TPROP_CONST kFlagCompositeScale = 1u << 4u;     // rare.composite_scale (children: rare.inverse_...)
 TPROP_CONST kFlagParentScaleInverse = 1u << 5u; // attached and has ParentScaleInverse
-// What compose writes into local_to_world[pos] (exactly one of these four):
+// The entity's own matrix (exactly one of these four); a live entity always has one, so flags 0
+// marks a dead slot:
 TPROP_CONST kFlagComputeLocal = 1u << 8u;       // T * [PSI] * Rot * Scl
 TPROP_CONST kFlagUserLocal = 1u << 9u;          // rare.user_local_to_parent (identity if no rare)
 TPROP_CONST kFlagUserWorld = 1u << 10u;         // rare.user_local_to_world (identity if no rare)
-TPROP_CONST kFlagReadFrozen = 1u << 11u;        // frozen[static_index[pos]]
+TPROP_CONST kFlagReadFrozen = 1u << 11u;        // frozen[static_index[slot]]
 // Propagation:
-TPROP_CONST kFlagWorldFinal = 1u << 12u;        // compose already wrote the LocalToWorld
+TPROP_CONST kFlagWorldFinal = 1u << 12u;        // the own matrix is the LocalToWorld (no parent)
 TPROP_CONST kFlagStoreFrozen = 1u << 13u;       // a Static's first frame: save into frozen[]
 
 // One per entity that needs a matrix the common arrays cannot hold; everything resolved on the
@@ -95,10 +100,10 @@ struct RareRecord {
   mat4 user_local_to_world;         // user-written LocalToWorld
 };
 
-// One changed entity of a value-only frame whose changes are too scattered for a few copy
-// regions: uploaded compactly, then written to its position by scatter.comp.
+// One changed entity of a frame: uploaded compactly, then written to its slot by scatter.comp
+// (flags 0: the slot died, and its LocalToWorld becomes all zeros).
 struct EntityDelta {
-  uint position;
+  uint slot;
   uint flags;
   uint parent;
   uint rare_index;
@@ -120,20 +125,19 @@ struct ScenePush {
   uint64 translation;
   uint64 rotation;        // vec4[] quaternion (x, y, z, w)
   uint64 scale;           // vec4[] (xyz; w unused)
-  uint64 parent;          // uint[] parent position, kNoIndex when not attached
+  uint64 parent;          // uint[] attached parent slot, kNoIndex at the root
   uint64 rare_index;      // uint[] index into rare, kNoIndex when none
   uint64 static_index;    // uint[] index into frozen, kNoIndex for non-Static
   uint64 rare;            // RareRecord[]
   uint64 frozen;          // mat4[]
   uint64 local_to_world;  // mat4[] (the output, column-major, 64-byte stride)
-  uint64 level_offsets;   // uint[level_count + 1]
+  uint64 levels;          // uvec2[level]: (first list entry, count) of each level's segment
   uint64 deltas;          // EntityDelta[] (scatter only)
-  uint first;             // compose / wide propagate: first position
-  uint count;             // compose / wide propagate: number of positions
-  uint level_begin;       // narrow propagate: levels [level_begin, level_end)
+  uint64 list;            // uint[]: the slots the passes follow, level segment after segment
+  uint first;             // scatter: first delta; wide: first list entry
+  uint count;             // scatter: deltas; wide: entries
+  uint level_begin;       // narrow: levels [level_begin, level_end)
   uint level_end;
-  uint window_first;      // windowed passes: the first position of the bound window
-  uint pad;
 };
 
 #ifdef __cplusplus
@@ -144,11 +148,11 @@ static_assert(sizeof(EntityDelta) == 80);
 static_assert(offsetof(EntityDelta, translation) == 32);
 static_assert(offsetof(EntityDelta, scale) == 64);
 static_assert(sizeof(ScenePush) == 120);
-static_assert(offsetof(ScenePush, window_first) == 112);
-static_assert(offsetof(ScenePush, level_offsets) == 80);
+static_assert(offsetof(ScenePush, levels) == 80);
 static_assert(offsetof(ScenePush, deltas) == 88);
-static_assert(offsetof(ScenePush, first) == 96);
-static_assert(offsetof(ScenePush, level_end) == 108);
+static_assert(offsetof(ScenePush, list) == 96);
+static_assert(offsetof(ScenePush, first) == 104);
+static_assert(offsetof(ScenePush, level_end) == 116);
 static_assert(sizeof(mat4) == 64 && sizeof(vec4) == 16);
 }  // namespace tprop::gpu
 #endif

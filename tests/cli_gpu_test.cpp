@@ -104,7 +104,7 @@ TEST(CliGpu, JsonReportIsOneObjectWithTheSummaryAndGpuTimes) {
   EXPECT_EQ(j.at("unknown_parents"), 0);
   EXPECT_EQ(j.at("backend"), "gpu");
   EXPECT_FALSE(j.at("device").get<std::string>().empty());
-  for (const char* stage : {"upload", "compose", "propagate", "total"})
+  for (const char* stage : {"upload", "evaluate", "total"})
     EXPECT_GE(j.at("gpu_time_ms").at(stage).get<double>(), 0.0) << stage;
   EXPECT_GT(j.at("ns_per_entity").get<double>(), 0.0);
   EXPECT_GE(j.at("time_ms").at("load").get<double>(), 0.0);

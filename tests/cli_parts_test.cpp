@@ -189,13 +189,13 @@ TEST(Report, JsonHoldsTheSummaryFields) {
   r.levels = 4;
   r.backend = "gpu";
   r.device = "llvmpipe";
-  r.gpu_times = StageTimes{0.001, 0.002, 0.005};  // 0.008 ms for 4 entities: 2000 ns each
+  r.gpu_times = StageTimes{0.001, 0.007};  // 0.008 ms for 4 entities: 2000 ns each
   const nlohmann::json j = nlohmann::json::parse(report_json(r));
   EXPECT_EQ(j.at("input"), "gen:chain:4");
   EXPECT_EQ(j.at("entities"), 4);
   EXPECT_EQ(j.at("levels"), 4);
   EXPECT_EQ(j.at("backend"), "gpu");
-  EXPECT_DOUBLE_EQ(j.at("gpu_time_ms").at("propagate").get<double>(), 0.005);
+  EXPECT_DOUBLE_EQ(j.at("gpu_time_ms").at("evaluate").get<double>(), 0.007);
   EXPECT_NEAR(j.at("ns_per_entity").get<double>(), 2000.0, 1e-9);
   EXPECT_TRUE(j.at("validate").is_null());
   EXPECT_TRUE(j.at("fallback").is_null());

@@ -15,8 +15,7 @@ class GpuRules : public GpuTest {};
 float4x4 world_of(Propagator& gpu, const EntityStore& store, EntityId id) {
   auto all = gpu.read_back();
   EXPECT_TRUE(all.ok());
-  const uint32_t pos = gpu.order().position[store.slot_of(id)];
-  return (*all)[pos];
+  return (*all)[store.slot_of(id)];
 }
 
 TEST_F(GpuRules, EmptyStoreRunsAndReadsBackNothing) {
@@ -101,7 +100,7 @@ TEST_F(GpuRules, StaticFreezesAfterItsFirstFrameWhileChildrenStillMove) {
   store.set_parent(1, 0);
   store.set_translation(0, float3(0, 0, 9));
   ASSERT_TRUE(gpu.run(store).ok());
-  EXPECT_TRUE(gpu.last_frame().resorted);
+  EXPECT_TRUE(gpu.last_frame().hierarchy_changed);
   EXPECT_EQ(world_of(gpu, store, 1)[3], float4(1, 0, 0, 1));
   EXPECT_EQ(world_of(gpu, store, 2)[3], float4(1, 2, 0, 1));
 
@@ -169,7 +168,7 @@ TEST_P(GpuRulesBothPaths, EveryComponentCombinationMatchesTheReferenceOverFrames
     if (id % 11 == 0) store.add(id, Component::CompositeScale);
   }
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 2 (values)"), 1.0);
-  EXPECT_FALSE(gpu.last_frame().resorted);
+  EXPECT_FALSE(gpu.last_frame().hierarchy_changed);
 
   // Hierarchy frame: grandchildren move to other roots, some children are detached, a parent
   // is destroyed, the cycle is broken.
@@ -178,20 +177,26 @@ TEST_P(GpuRulesBothPaths, EveryComponentCombinationMatchesTheReferenceOverFrames
   store.destroy(3 * 5);
   store.remove((1u << kFeatureBits) * 3 + 2, Component::Parent);
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 3 (hierarchy)"), 1.0);
-  EXPECT_TRUE(gpu.last_frame().resorted);
+  EXPECT_TRUE(gpu.last_frame().hierarchy_changed);
+  EXPECT_FALSE(gpu.last_frame().full_upload);
 
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 4 (nothing changed)"), 1.0);
   const PropagatorOptions& o = GetParam().options;
-  EXPECT_EQ(gpu.last_frame().descriptors, o.prefer_descriptors && o.window_entities == 0);
-  // ceil(98,305 positions / 4096) windows when windowed.
-  EXPECT_EQ(gpu.last_frame().windows, o.window_entities ? (gpu.order().size() + 4095) / 4096 : 0u);
+  EXPECT_EQ(gpu.last_frame().descriptors, o.prefer_descriptors);
+  // Nothing changed: nothing to upload and, unless forced to, nothing to recompute.
+  EXPECT_EQ(gpu.last_frame().upload_bytes, o.partial_max_share <= 0.0f
+                                               ? gpu.last_frame().levels * 8u
+                                               : 0u);
+  EXPECT_EQ(gpu.last_frame().recomputed_entities,
+            o.partial_max_share <= 0.0f ? gpu.order().size() : 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Addressing, GpuRulesBothPaths,
     ::testing::Values(AddressingCase{"Descriptors", {}},
-                      AddressingCase{"Windows", {.window_entities = 4096}},
-                      AddressingCase{"DeviceAddresses", {.prefer_descriptors = false}}),
+                      AddressingCase{"DeviceAddresses", {.prefer_descriptors = false}},
+                      AddressingCase{"WholeOrderEveryFrame", {.partial_max_share = 0.0f}},
+                      AddressingCase{"WorkListWheneverPossible", {.partial_max_share = 1.0f}}),
     [](const ::testing::TestParamInfo<AddressingCase>& param) { return param.param.name; });
 
 TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
@@ -204,19 +209,23 @@ TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
   Propagator gpu = make_propagator(ctx());
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
-  EXPECT_TRUE(gpu.last_frame().resorted);
+  EXPECT_TRUE(gpu.last_frame().full_upload);
 
-  // Three entities, two of them adjacent in the depth order (consecutive ids on one level).
+  // Three entities: two leaves (600 and 601, level 10: the parent of id is id / 2) and entity 10
+  // (level 4), whose subtree holds 1 + 2 + 4 + ... + 64 = 127 entities (ids 10, 20-21, ...,
+  // 640-703).
   store.set_translation(600, float3(1, 2, 3));
   store.set_translation(601, float3(4, 5, 6));
   store.set_rotation(10, make_quat(0, 0, 1, 0));
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "values"), 1.0);
   const FrameStats& fs = gpu.last_frame();
-  EXPECT_FALSE(fs.resorted);
+  EXPECT_FALSE(fs.hierarchy_changed);
+  EXPECT_FALSE(fs.full_pass);
   EXPECT_EQ(fs.staged_entities, 3u);
-  // flags 4 + translation 16 + rotation 16 + scale 16 + parent 4 + rare index 4 + static 4.
-  EXPECT_EQ(fs.upload_bytes, 3u * 64u);
-  EXPECT_EQ(fs.copy_regions, 2u * 7u);  // {600, 601} and {10}, in each of the 7 arrays
+  EXPECT_EQ(fs.recomputed_entities, 127u + 2u);
+  // Three 80-byte records, the work list (4 bytes an entry) and its table of levels 0..10.
+  EXPECT_EQ(fs.upload_bytes, 3u * sizeof(gpu::EntityDelta) + 129u * 4u + 11u * 8u);
+  EXPECT_EQ(fs.copy_regions, 3u);
 
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "unchanged"), 1.0);
   EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
@@ -237,10 +246,14 @@ TEST_F(GpuRules, ScatteredValueChangesUploadOnlyTheirOwnRecords) {
   for (EntityId id = 0; id < 3000; id += 3) store.set_translation(id, float3(0, float(id), 1));
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "scattered"), 1.0);
   const FrameStats& fs = gpu.last_frame();
-  EXPECT_FALSE(fs.resorted);
+  EXPECT_FALSE(fs.hierarchy_changed);
   EXPECT_EQ(fs.staged_entities, 1000u);
-  EXPECT_EQ(fs.upload_bytes, 1000u * sizeof(gpu::EntityDelta));  // one 80-byte record each
-  EXPECT_EQ(fs.copy_regions, 1u);
+  // The root changed: everything below it is recomputed, following the whole order.
+  EXPECT_TRUE(fs.full_pass);
+  EXPECT_EQ(fs.recomputed_entities, 3000u);
+  // One 80-byte record each, and the order's table of levels (3000 entities in 8 levels).
+  EXPECT_EQ(fs.upload_bytes, 1000u * sizeof(gpu::EntityDelta) + 8u * 8u);
+  EXPECT_EQ(fs.copy_regions, 2u);
   const float4x4 w = world_of(gpu, store, 3);  // parent 0 at (0, 0, 1), itself at (0, 3, 1)
   EXPECT_EQ(w[3], float4(0, 3, 2, 1));
 
@@ -284,7 +297,7 @@ TEST_F(GpuRules, AnotherStoreIsPackedAnew) {
   Propagator gpu = make_propagator(ctx());
   ASSERT_TRUE(gpu.run(a).ok());
   ASSERT_TRUE(gpu.run(b).ok());  // b's changes say nothing about a's packing
-  EXPECT_TRUE(gpu.last_frame().resorted);
+  EXPECT_TRUE(gpu.last_frame().full_upload);
   EXPECT_EQ(world_of(gpu, b, 8)[3], float4(0, 3, 0, 1));
 }
 

@@ -44,15 +44,13 @@ int main() {
     std::fprintf(stderr, "gpu: %s\n", matrices.error().message.c_str());
     return 1;
   }
-  const tprop::DepthOrder& order = propagator->order();
-  for (uint32_t pos = 0; pos < order.size(); ++pos) {
-    if (store.id_at(order.slot[pos]) != 2) continue;
-    if (!near((*matrices)[pos])) {
-      std::fprintf(stderr, "gpu: wrong child translation\n");
-      return 1;
-    }
-    std::printf("gpu (%s): child at (%g, %g, %g)\n", context->device_name().c_str(),
-                (*matrices)[pos][3].x, (*matrices)[pos][3].y, (*matrices)[pos][3].z);
+  // One LocalToWorld per store slot.
+  const auto& child = (*matrices)[store.slot_of(2)];
+  if (!near(child)) {
+    std::fprintf(stderr, "gpu: wrong child translation\n");
+    return 1;
   }
+  std::printf("gpu (%s): child at (%g, %g, %g)\n", context->device_name().c_str(), child[3].x,
+              child[3].y, child[3].z);
   return 0;
 }
