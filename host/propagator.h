@@ -13,9 +13,10 @@
 // the entity lives, so a frame uploads only the entities whose values changed (and a few bytes
 // of the depth order where the hierarchy changed). The passes follow the depth order
 // (hierarchy/level_order.h) level by level, composing each entity's local matrix and multiplying
-// it by its parent's LocalToWorld in one step. A frame evaluates only the subtrees below what
-// changed (nothing at all when nothing changed: the LocalToWorld buffer keeps its values), or the
-// whole order when that is the larger share of the scene (PropagatorOptions::partial_max_share).
+// it by its parent's LocalToWorld in one step. Only the subtrees below what changed are
+// recomputed, and nothing at all when nothing changed (the LocalToWorld buffer keeps its values):
+// from a work list the host builds when they are small (PropagatorOptions::work_list_max), else
+// by following the whole order and skipping, on the GPU, every entity whose chain did not change.
 //
 // Size limit: each array is one buffer in one allocation, the largest being LocalToWorld at 64
 // bytes a slot, so a scene holds up to maxMemoryAllocationSize / 64 entities (lavapipe: 2 GiB,
@@ -72,12 +73,15 @@ struct FrameStats {
   bool full_upload = false;           // everything was packed and uploaded (first frame, growth,
                                       // another store, or a frame after a failed one)
   bool full_pass = false;             // the passes followed the whole order, not a work list
+  bool skip_unchanged = false;        // ... skipping on the GPU what did not change (else: all)
   uint32_t entities = 0;
   uint32_t levels = 0;
   uint32_t structural_changes = 0;    // slots the store listed as structurally changed
   uint32_t moved_entities = 0;        // entities whose level or parent changed (subtrees included)
   uint32_t staged_entities = 0;       // entities whose bytes were staged this frame
-  uint32_t recomputed_entities = 0;   // LocalToWorld values the passes computed
+  uint32_t evaluated_entities = 0;    // entities the passes visit: the work list, or the order
+  uint32_t dirty_entities = 0;        // entities the frame changed (its deltas): what a pass
+                                      // skipping the unchanged recomputes from, with subtrees
   uint32_t order_entries_uploaded = 0;// depth-order entries copied to the GPU
   uint64_t upload_bytes = 0;          // bytes the recorded copies move
   uint32_t copy_regions = 0;
@@ -92,10 +96,12 @@ struct PropagatorOptions {
   // device allows 13 storage buffers per stage: measured 3 to 4 times faster on lavapipe. Larger
   // scenes, or `false` here: buffer device addresses for everything, which have no size limit.
   bool prefer_descriptors = true;
-  // A frame evaluates only the subtrees below what changed while they hold at most this share of
-  // the scene's entities; above it, the whole order (which reads no work list). 0 forces the
-  // whole order every frame, 1 a work list whenever one is possible; tests use both.
-  float partial_max_share = 0.25f;
+  // A frame whose changed subtrees hold at most this many entities evaluates them from a work
+  // list the host builds (walking them costs host time in proportion, at random addresses);
+  // beyond, the passes follow the whole order and the GPU skips every entity whose own or
+  // parent's chain did not change. 0 forces the whole order every frame, UINT32_MAX a work list
+  // whenever one is possible; tests use both.
+  uint32_t work_list_max = 4096;
   // A dispatch of more workgroups than this puts the rest in rows along y (a 2D grid the
   // shaders flatten). The default is the least maxComputeWorkGroupCount[0] Vulkan guarantees,
   // first exceeded by a pass over 16.7 million entities; tests lower it (at least 1) to run the

@@ -70,6 +70,7 @@ void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount]) co
   out[gpu::kBindingDeltas] = deltas.device ? &deltas.device : fallback;
   const Buffer& list = use_work_list ? work_list.device : order_list.device;
   out[gpu::kBindingList] = list ? &list : fallback;
+  out[gpu::kBindingDirty] = &dirty;
 }
 
 // Descriptors when allowed and every array fits in one binding, else device addresses. Sets are rewritten only when a buffer behind them changed (growth, a new
@@ -118,6 +119,7 @@ gpu::ScenePush Propagator::Impl::push_constants() const {
   p.levels = b[gpu::kBindingLevels]->address();
   p.deltas = b[gpu::kBindingDeltas]->address();
   p.list = b[gpu::kBindingList]->address();
+  p.dirty = dirty.address();
   return p;
 }
 

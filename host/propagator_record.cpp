@@ -122,13 +122,15 @@ void Propagator::record(VkCommandBuffer cmd) {
   if (m.full_upload) {
     const std::vector<Range> all = {{0, m.slots}};
     for (int a = 0; a < kArrays; ++a) m.copy(cmd, m.arrays[a], kStride[a], all);
-    // Slots without an entity read as zeros; the passes write every live one.
+    // Slots without an entity read as zeros; the passes write every live one. No mark matches
+    // a frame number.
     s.vk.vkCmdFillBuffer(cmd, m.world.handle(), 0, VK_WHOLE_SIZE, 0);
+    s.vk.vkCmdFillBuffer(cmd, m.dirty.handle(), 0, VK_WHOLE_SIZE, 0);
   }
   m.copy(cmd, m.rare, sizeof(gpu::RareRecord), m.dirty_rare);
   m.copy(cmd, m.order_list, sizeof(uint32_t), m.dirty_order);
   if (m.use_work_list && !m.steps.empty())
-    m.copy(cmd, m.work_list, sizeof(uint32_t), {{0, m.stats.recomputed_entities}});
+    m.copy(cmd, m.work_list, sizeof(uint32_t), {{0, m.stats.evaluated_entities}});
   if (m.level_count) m.copy(cmd, m.levels, 2 * sizeof(uint32_t), {{0, m.level_count}});
   if (m.frozen_old) {
     const VkBufferCopy region{0, 0, m.frozen_old_bytes};
@@ -138,6 +140,9 @@ void Propagator::record(VkCommandBuffer cmd) {
   if (m.delta_count) m.copy(cmd, m.deltas, sizeof(gpu::EntityDelta), {{0, m.delta_count}});
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
   gpu::ScenePush push = m.push_constants();
+  if (++m.frame_number == 0) m.frame_number = 1;  // 0 is what a fresh mark holds
+  push.frame = m.frame_number;
+  push.skip_unchanged = m.skip_unchanged ? 1u : 0u;
   const PassPipelines passes = m.pipes.passes(m.addressing);
   if (m.addressing == Addressing::Descriptors)
     s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0, 1,
@@ -162,25 +167,18 @@ void Propagator::record(VkCommandBuffer cmd) {
       s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
       bound = p;
     }
-    if (step.narrow) {
-      push.level_begin = step.level_begin;
-      push.level_end = step.level_end;
-      m.pipes.push(cmd, push);
-      dispatch(1);
-    } else {
-      push.first = step.first;
-      push.count = step.count;
-      m.pipes.push(cmd, push);
-      dispatch((step.count + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize);
-    }
+    push.first = step.first;
+    push.count = step.count;
+    m.pipes.push(cmd, push);
+    dispatch(step.narrow ? 1 : (step.count + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize);
   }
   end_label(s, cmd);
   m.timer.stamp(cmd, 2);
   end_label(s, cmd);
   m.timer.recorded_ = true;
 
-  // Uploaded: a second record() of the same update() recomputes without copying again (the
-  // scatter too: its deltas were written).
+  // Uploaded: a second record() of the same update() copies and scatters nothing again (and
+  // with a new frame number, a pass skipping the unchanged recomputes nothing).
   m.full_upload = false;
   m.dirty_order.clear();
   m.dirty_rare.clear();

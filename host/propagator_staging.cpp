@@ -73,6 +73,10 @@ Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
                           BufferKind::DeviceStorage, "tprop.local_to_world");
   if (!w) return w.error();
   world = std::move(*w);
+  auto d = Buffer::create(*s, VkDeviceSize(arrays[0].capacity) * sizeof(uint32_t),
+                          BufferKind::DeviceStorage, "tprop.dirty");
+  if (!d) return d.error();
+  dirty = std::move(*d);
   return ok_status();
 }
 
@@ -294,48 +298,51 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   return plan_work(seeds, false);
 }
 
+bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint32_t most,
+                                        std::vector<uint32_t>& work) {
+  // seen[] holds frame_mark for the packed slots; the walk marks with the next value.
+  if (++frame_mark == 0) {
+    std::fill(seen.begin(), seen.end(), 0);
+    frame_mark = 1;
+  }
+  std::vector<uint32_t> stack;
+  for (uint32_t seed : seeds) {
+    if (!order.contains(seed) || seen[seed] == frame_mark) continue;
+    seen[seed] = frame_mark;
+    stack.push_back(seed);
+    while (!stack.empty()) {
+      const uint32_t v = stack.back();
+      stack.pop_back();
+      if (work.size() == most) return false;
+      work.push_back(v);
+      for (uint32_t c = order.first_child(v); c != LevelOrder::kNone; c = order.next_sibling(c))
+        if (seen[c] != frame_mark) {
+          seen[c] = frame_mark;
+          stack.push_back(c);
+        }
+    }
+  }
+  return true;
+}
+
 Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool everything) {
   const uint32_t n = order.size();
   std::vector<uint32_t> work;
-  bool whole = everything || options.partial_max_share <= 0.0f;
-  const uint64_t most = static_cast<uint64_t>(double(options.partial_max_share) * n);
-  if (!whole) {
-    // The subtrees below the seeds, each entity once (seen[] holds frame_mark for the packed
-    // slots; the walk marks with the next value).
-    if (++frame_mark == 0) {
-      std::fill(seen.begin(), seen.end(), 0);
-      frame_mark = 1;
-    }
-    std::vector<uint32_t> stack;
-    for (uint32_t seed : seeds) {
-      if (!order.contains(seed) || seen[seed] == frame_mark) continue;
-      seen[seed] = frame_mark;
-      stack.push_back(seed);
-      while (!stack.empty() && !whole) {
-        const uint32_t v = stack.back();
-        stack.pop_back();
-        work.push_back(v);
-        for (uint32_t c = order.first_child(v); c != LevelOrder::kNone; c = order.next_sibling(c))
-          if (seen[c] != frame_mark) {
-            seen[c] = frame_mark;
-            stack.push_back(c);
-          }
-        whole = work.size() > most;
-      }
-      if (whole) break;
-    }
-  }
-
-  use_work_list = !whole;
+  // The first frame, and any frame after growth, computes everything; a frame that changed
+  // nothing computes nothing; else a work list while the subtrees are small, the whole order
+  // skipping what did not change beyond that.
+  use_work_list = !everything && !seeds.empty() && seeds.size() <= options.work_list_max &&
+                  collect_subtrees(seeds, options.work_list_max, work);
+  skip_unchanged = !everything && !use_work_list;
+  const bool whole = everything || (skip_unchanged && !seeds.empty());
   std::vector<uint32_t> counts, firsts;
   if (whole) {
-    const std::span<const LevelOrder::Segment> segs = order.levels();
-    for (const LevelOrder::Segment& seg : segs) {
+    for (const LevelOrder::Segment& seg : order.levels()) {
       counts.push_back(seg.count);
       firsts.push_back(seg.begin);
     }
-    stats.recomputed_entities = n;
-  } else if (!work.empty()) {
+    stats.evaluated_entities = n;
+  } else if (use_work_list) {
     // Group the work list by level: a counting sort, O(work + levels).
     for (uint32_t v : work) {
       const uint32_t l = order.level_of(v);
@@ -353,7 +360,7 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
     auto* list = static_cast<uint32_t*>(work_list.staging.mapped());
     std::vector<uint32_t> cursor = firsts;
     for (uint32_t v : work) list[cursor[order.level_of(v)]++] = v;
-    stats.recomputed_entities = at;
+    stats.evaluated_entities = at;
   }
   level_count = static_cast<uint32_t>(counts.size());
   if (level_count) {
@@ -366,6 +373,8 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
     }
   }
   stats.full_pass = whole;
+  stats.skip_unchanged = whole && skip_unchanged;
+  stats.dirty_entities = everything ? n : delta_count;
   plan_steps(counts, firsts);
   return ok_status();
 }
@@ -375,13 +384,13 @@ void Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   steps.clear();
   uint32_t run_begin = 0, run_end = 0;  // narrow run [run_begin, run_end), empty when equal
   auto flush = [&] {
-    if (run_end > run_begin) steps.push_back({true, 0, 0, run_begin, run_end});
+    if (run_end > run_begin) steps.push_back({true, run_begin, run_end - run_begin});
     run_begin = run_end = 0;
   };
   for (uint32_t l = 0; l < counts.size(); ++l) {
     if (counts[l] > gpu::kNarrowLevelMax) {
       flush();
-      steps.push_back({false, firsts[l], counts[l], 0, 0});
+      steps.push_back({false, firsts[l], counts[l]});
       continue;
     }
     if (run_end == run_begin) run_begin = run_end = l;

@@ -39,8 +39,7 @@ struct Range {
 // levels walked by one workgroup.
 struct Step {
   bool narrow;
-  uint32_t first, count;             // wide: list entries
-  uint32_t level_begin, level_end;   // narrow
+  uint32_t first, count;  // wide: list entries; narrow: levels
 };
 
 // A device buffer with its staging mirror, grown by whole reallocation.
@@ -84,6 +83,7 @@ struct Propagator::Impl {
   Mirrored work_list;  // uint: a frame's work list, level segment after segment
   Mirrored levels;     // uvec2 per level: the segments of the list the passes follow this frame
   Buffer world;        // LocalToWorld output by slot, capacity = arrays[*].capacity
+  Buffer dirty;        // uint by slot: the last frame number that changed the entity
   Buffer frozen;       // mat4 by static index; device only
   uint32_t frozen_capacity = 0;
   Buffer readback;
@@ -106,6 +106,8 @@ struct Propagator::Impl {
   std::vector<Range> dirty_order;        // entries of order_list
   uint32_t delta_count = 0;
   bool use_work_list = false;            // else the whole order
+  bool skip_unchanged = false;           // the whole order, recomputing only dirty chains
+  uint32_t frame_number = 0;             // of the last record(); 0 is never used
   uint32_t level_count = 0;              // levels of the list followed this frame
   Buffer frozen_old;              // copied into `frozen` by the next record(), then dropped
   VkDeviceSize frozen_old_bytes = 0;
@@ -137,6 +139,10 @@ struct Propagator::Impl {
   // Chooses the list the passes follow (the order, or the subtrees below `seeds`), stages its
   // level table and plans the dispatches.
   Status plan_work(const std::vector<uint32_t>& seeds, bool everything);
+  // The subtrees below `seeds` into `work`, each entity once; false (and `work` incomplete) as
+  // soon as they hold more than `most` entities.
+  bool collect_subtrees(const std::vector<uint32_t>& seeds, uint32_t most,
+                        std::vector<uint32_t>& work);
   void plan_steps(const std::vector<uint32_t>& counts, const std::vector<uint32_t>& firsts);
 
   // propagator_bindings.cpp: how the passes reach the arrays.

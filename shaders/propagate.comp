@@ -3,8 +3,11 @@
 // propagate in one step, so the local matrix never travels through memory: the entity's own
 // matrix (local_matrix.glsl, a user-written value or a frozen Static), times its parent's
 // LocalToWorld when it is attached, written to local_to_world[slot]. Built twice:
+// With pc.skip_unchanged, an entity is recomputed only when its own or its parent's dirty[] is
+// this frame's (it then marks itself for its children): the whole order is followed, but a clean
+// entity costs the reads of its list entry, parent index and two marks.
 //  - wide (default): one invocation per entry of one level's segment [pc.first, + pc.count);
-//  - TPROP_NARROW: one workgroup walks the levels [pc.level_begin, pc.level_end), each at most
+//  - TPROP_NARROW: one workgroup walks the levels [pc.first, pc.first + pc.count), each at most
 //    kNarrowLevelMax entities (so the inner loop runs at most 8 times), with a workgroup barrier
 //    between levels, so a deep chain costs one dispatch per kNarrowLevelsPerDispatch levels
 //    instead of one per level.
@@ -19,6 +22,11 @@ layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
 #endif
 
 void evaluate(uint slot) {
+  if (pc.skip_unchanged != 0u && DIRTY[slot] != pc.frame) {
+    uint parent = PARENT[slot];
+    if (parent == kNoIndex || DIRTY[parent] != pc.frame) return;
+    DIRTY[slot] = pc.frame;
+  }
   uint f = FLAGS[slot];
   uint rare = RARE_INDEX[slot];
   mat4 m;
@@ -39,7 +47,7 @@ void evaluate(uint slot) {
 
 void main() {
 #ifdef TPROP_NARROW
-  for (uint level = pc.level_begin; level < pc.level_end; ++level) {
+  for (uint level = pc.first; level < pc.first + pc.count; ++level) {
     uvec2 segment = LEVELS[level];
     for (uint k = gl_LocalInvocationID.x; k < segment.y; k += TPROP_NARROW_GROUP_SIZE) {
       evaluate(LIST[segment.x + k]);

@@ -1,7 +1,8 @@
 #version 460
 // Scatter: a frame's changed entities, uploaded compactly as EntityDelta records, written to their
-// slots in the per-slot arrays, so that only the changed entities' bytes cross the bus. A dead
-// slot (flags 0) gets an all-zero LocalToWorld: an instance drawn from it collapses to a point.
+// slots in the per-slot arrays, so that only the changed entities' bytes cross the bus, and
+// marked dirty for this frame. A dead slot (flags 0) gets an all-zero LocalToWorld: an instance
+// drawn from it collapses to a point.
 #extension GL_GOOGLE_include_directive : require
 #include "scene_access.glsl"
 
@@ -19,5 +20,6 @@ void main() {
   TRANSLATION[slot] = d.translation;
   ROTATION[slot] = d.rotation;
   SCALE[slot] = d.scale;
+  DIRTY[slot] = pc.frame;
   if (d.flags == 0u) WORLD[slot] = mat4(0.0);
 }

@@ -11,8 +11,8 @@
 
 #include "scene_layout.h"
 
-// The narrow pass reads what other invocations of its own workgroup wrote a level earlier, hence
-// coherent there; elsewhere dispatch boundaries order everything.
+// The narrow pass reads what other invocations of its own workgroup wrote a level earlier (world
+// and dirty marks), hence coherent there; elsewhere dispatch boundaries order everything.
 #ifdef TPROP_NARROW
 #define TPROP_MAT4_COHERENCE coherent
 #else
@@ -36,6 +36,7 @@ layout(std430, set = 0, binding = 9) TPROP_MAT4_COHERENCE buffer WorldBuffer { m
 layout(std430, set = 0, binding = 10) buffer LevelBuffer { uvec2 v[]; } b_levels;
 layout(std430, set = 0, binding = 11) buffer DeltaBuffer { EntityDelta v[]; } b_deltas;
 layout(std430, set = 0, binding = 12) buffer ListBuffer { uint v[]; } b_list;
+layout(std430, set = 0, binding = 13) TPROP_MAT4_COHERENCE buffer DirtyBuffer { uint v[]; } b_dirty;
 
 #define FLAGS b_flags.v
 #define TRANSLATION b_translation.v
@@ -50,10 +51,14 @@ layout(std430, set = 0, binding = 12) buffer ListBuffer { uint v[]; } b_list;
 #define LEVELS b_levels.v
 #define DELTAS b_deltas.v
 #define LIST b_list.v
+#define DIRTY b_dirty.v
 
 #else
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer UintArray { uint v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) TPROP_MAT4_COHERENCE buffer DirtyArray {
+  uint v[];
+};
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer Uvec2Array { uvec2 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4Array { vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer RareArray {
@@ -79,6 +84,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer DeltaArray 
 #define LEVELS Uvec2Array(pc.levels).v
 #define DELTAS DeltaArray(pc.deltas).v
 #define LIST UintArray(pc.list).v
+#define DIRTY DirtyArray(pc.dirty).v
 
 #endif
 

@@ -10,7 +10,10 @@
 // attached parent's slot), rare_index, static_index, local_to_world. The rare table is indexed by
 // rare_index, the frozen table (Static LocalToWorld values) by static_index. The passes follow a
 // list of slots in level segments (levels[L] = (first entry, count)): the whole depth order
-// (hierarchy/level_order.h), or a frame's work list of the subtrees that changed.
+// (hierarchy/level_order.h), or a frame's work list of the subtrees that changed. dirty[slot] is
+// the number of the last frame that changed the entity: a whole-order pass recomputes only the
+// entities whose own or parent's dirty[] is this frame's, marking each it recomputes, so clean
+// subtrees cost a few bytes read an entity.
 #ifndef TPROP_SCENE_LAYOUT_H
 #define TPROP_SCENE_LAYOUT_H
 
@@ -68,7 +71,8 @@ TPROP_CONST kBindingWorld = 9u;
 TPROP_CONST kBindingLevels = 10u;
 TPROP_CONST kBindingDeltas = 11u;
 TPROP_CONST kBindingList = 12u;
-TPROP_CONST kBindingCount = 13u;
+TPROP_CONST kBindingDirty = 13u;
+TPROP_CONST kBindingCount = 14u;
 
 // flags[pos]: what the host resolved about the entity (hierarchy/gpu_pack.cpp decides; the
 // shaders only follow). Presence bits first; a parent's bits are read by its children.
@@ -116,7 +120,7 @@ struct EntityDelta {
   vec4 scale;
 };
 
-// Push constants shared by every pipeline (120 bytes, under the guaranteed 128).
+// Push constants shared by every pipeline (128 bytes, the guaranteed maxPushConstantsSize).
 struct ScenePush {
   uint64 flags;           // uint[]
   // vec4[] (xyz; w unused). Padded: measured on lavapipe (device-address passes), compose of
@@ -134,10 +138,11 @@ struct ScenePush {
   uint64 levels;          // uvec2[level]: (first list entry, count) of each level's segment
   uint64 deltas;          // EntityDelta[] (scatter only)
   uint64 list;            // uint[]: the slots the passes follow, level segment after segment
-  uint first;             // scatter: first delta; wide: first list entry
-  uint count;             // scatter: deltas; wide: entries
-  uint level_begin;       // narrow: levels [level_begin, level_end)
-  uint level_end;
+  uint64 dirty;           // uint[]: per slot, the last frame that changed the entity
+  uint first;             // scatter: first delta; wide: first list entry; narrow: first level
+  uint count;             // scatter: deltas; wide: entries; narrow: levels
+  uint frame;             // this frame's number (never 0)
+  uint skip_unchanged;    // 1: recompute only entities whose own or parent's dirty[] is `frame`
 };
 
 #ifdef __cplusplus
@@ -147,12 +152,13 @@ static_assert(offsetof(RareRecord, user_local_to_world) == 320);
 static_assert(sizeof(EntityDelta) == 80);
 static_assert(offsetof(EntityDelta, translation) == 32);
 static_assert(offsetof(EntityDelta, scale) == 64);
-static_assert(sizeof(ScenePush) == 120);
+static_assert(sizeof(ScenePush) == 128);
 static_assert(offsetof(ScenePush, levels) == 80);
 static_assert(offsetof(ScenePush, deltas) == 88);
 static_assert(offsetof(ScenePush, list) == 96);
-static_assert(offsetof(ScenePush, first) == 104);
-static_assert(offsetof(ScenePush, level_end) == 116);
+static_assert(offsetof(ScenePush, dirty) == 104);
+static_assert(offsetof(ScenePush, first) == 112);
+static_assert(offsetof(ScenePush, skip_unchanged) == 124);
 static_assert(sizeof(mat4) == 64 && sizeof(vec4) == 16);
 }  // namespace tprop::gpu
 #endif

@@ -10,36 +10,6 @@ namespace {
 
 class GpuRandom : public GpuTest {};
 
-// A random feature mask: the common components often, the rare ones now and then, so that
-// every combination turns up in a large scene.
-uint32_t random_features(ValueSource& v) {
-  uint32_t f = 0;
-  if (v.below(10) < 8) f |= kTranslation;
-  if (v.below(10) < 5) f |= kRotation;
-  if (v.below(10) < 2) f |= kEuler;
-  if (v.below(10) < 3) f |= kScale;
-  for (uint32_t bit = 4; bit < kFeatureBits; ++bit)
-    if (v.below(100) < 6) f |= 1u << bit;
-  return f;
-}
-
-// n entities with ids 0..n-1, each under a random earlier entity (mostly a recent one, so that
-// chains reach max_depth) or at the root; depth never beyond max_depth.
-void build_random_scene(EntityStore& store, uint32_t n, uint32_t max_depth, ValueSource& v) {
-  store.reserve(n);
-  std::vector<uint32_t> depth(n, 0);
-  for (uint32_t i = 0; i < n; ++i) {
-    store.create(i);
-    add_features(store, i, random_features(v), v);
-    if (i == 0 || v.below(100) < 3) continue;
-    const uint32_t window = std::min<uint32_t>(i, v.below(2) ? 4 : 5000);
-    const uint32_t parent = i - 1 - v.below(window);
-    if (depth[parent] + 1 >= max_depth) continue;
-    depth[i] = depth[parent] + 1;
-    store.set_parent(i, parent);
-  }
-}
-
 TEST_F(GpuRandom, RandomScenesMatchTheReferenceOverValueAndHierarchyFrames) {
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));

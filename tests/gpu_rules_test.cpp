@@ -183,20 +183,18 @@ TEST_P(GpuRulesBothPaths, EveryComponentCombinationMatchesTheReferenceOverFrames
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 4 (nothing changed)"), 1.0);
   const PropagatorOptions& o = GetParam().options;
   EXPECT_EQ(gpu.last_frame().descriptors, o.prefer_descriptors);
-  // Nothing changed: nothing to upload and, unless forced to, nothing to recompute.
-  EXPECT_EQ(gpu.last_frame().upload_bytes, o.partial_max_share <= 0.0f
-                                               ? gpu.last_frame().levels * 8u
-                                               : 0u);
-  EXPECT_EQ(gpu.last_frame().recomputed_entities,
-            o.partial_max_share <= 0.0f ? gpu.order().size() : 0u);
+  // Nothing changed: nothing to upload, nothing to evaluate, whatever the strategy.
+  EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
+  EXPECT_EQ(gpu.last_frame().evaluated_entities, 0u);
+  EXPECT_EQ(gpu.last_frame().dispatches, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Addressing, GpuRulesBothPaths,
     ::testing::Values(AddressingCase{"Descriptors", {}},
                       AddressingCase{"DeviceAddresses", {.prefer_descriptors = false}},
-                      AddressingCase{"WholeOrderEveryFrame", {.partial_max_share = 0.0f}},
-                      AddressingCase{"WorkListWheneverPossible", {.partial_max_share = 1.0f}}),
+                      AddressingCase{"WholeOrderSkippingTheUnchanged", {.work_list_max = 0}},
+                      AddressingCase{"WorkListWheneverPossible", {.work_list_max = UINT32_MAX}}),
     [](const ::testing::TestParamInfo<AddressingCase>& param) { return param.param.name; });
 
 TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
@@ -222,7 +220,8 @@ TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
   EXPECT_FALSE(fs.hierarchy_changed);
   EXPECT_FALSE(fs.full_pass);
   EXPECT_EQ(fs.staged_entities, 3u);
-  EXPECT_EQ(fs.recomputed_entities, 127u + 2u);
+  EXPECT_EQ(fs.dirty_entities, 3u);
+  EXPECT_EQ(fs.evaluated_entities, 127u + 2u);
   // Three 80-byte records, the work list (4 bytes an entry) and its table of levels 0..10.
   EXPECT_EQ(fs.upload_bytes, 3u * sizeof(gpu::EntityDelta) + 129u * 4u + 11u * 8u);
   EXPECT_EQ(fs.copy_regions, 3u);
@@ -238,7 +237,8 @@ TEST_F(GpuRules, ScatteredValueChangesUploadOnlyTheirOwnRecords) {
     store.set_translation(id, float3(float(id), 0, 0));
     if (id > 0) store.set_parent(id, (id - 1) / 3);
   }
-  Propagator gpu = make_propagator(ctx());
+  // Work lists of at most 1000 entities: the subtrees below the changes hold all 3000.
+  Propagator gpu = make_propagator(ctx(), {.work_list_max = 1000});
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
 
@@ -248,9 +248,12 @@ TEST_F(GpuRules, ScatteredValueChangesUploadOnlyTheirOwnRecords) {
   const FrameStats& fs = gpu.last_frame();
   EXPECT_FALSE(fs.hierarchy_changed);
   EXPECT_EQ(fs.staged_entities, 1000u);
-  // The root changed: everything below it is recomputed, following the whole order.
+  // Their subtrees are more than a work list takes: the whole order is followed, the GPU
+  // recomputing the changed chains (here, below the root, all of them).
   EXPECT_TRUE(fs.full_pass);
-  EXPECT_EQ(fs.recomputed_entities, 3000u);
+  EXPECT_TRUE(fs.skip_unchanged);
+  EXPECT_EQ(fs.dirty_entities, 1000u);
+  EXPECT_EQ(fs.evaluated_entities, 3000u);
   // One 80-byte record each, and the order's table of levels (3000 entities in 8 levels).
   EXPECT_EQ(fs.upload_bytes, 1000u * sizeof(gpu::EntityDelta) + 8u * 8u);
   EXPECT_EQ(fs.copy_regions, 2u);
