@@ -78,6 +78,7 @@ Status Propagator::update(EntityStore& store) {
     m.full_upload = false;
     m.dirty_rare.clear();
     m.dirty_order.clear();
+    m.order_changes.clear();
     m.delta_count = 0;
     m.steps.clear();
     return st;

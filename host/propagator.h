@@ -82,7 +82,8 @@ struct FrameStats {
   uint32_t evaluated_entities = 0;    // entities the passes visit: the work list, or the order
   uint32_t dirty_entities = 0;        // entities the frame changed (its deltas): what a pass
                                       // skipping the unchanged recomputes from, with subtrees
-  uint32_t order_entries_uploaded = 0;// depth-order entries copied to the GPU
+  uint32_t order_entries_uploaded = 0;// depth-order entries sent to the GPU
+  bool order_scattered = false;       // ... as (entry, slot) pairs, too scattered for copies
   uint64_t upload_bytes = 0;          // bytes the recorded copies move
   uint32_t copy_regions = 0;
   uint32_t dispatches = 0;            // scatter + evaluation dispatches recorded

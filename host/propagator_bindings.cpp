@@ -28,10 +28,10 @@ VkWriteDescriptorSet storage_buffer_write(VkDescriptorSet set, uint32_t binding,
 }  // namespace
 
 Status Propagator::Impl::create_descriptor_set() {
-  const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, gpu::kBindingCount};
+  const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * gpu::kBindingCount};
   VkDescriptorPoolCreateInfo dpci{};
   dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-  dpci.maxSets = 1;
+  dpci.maxSets = 2;
   dpci.poolSizeCount = 1;
   dpci.pPoolSizes = &size;
   VkResult r = s->vk.vkCreateDescriptorPool(s->device, &dpci, nullptr, &descriptor_pool);
@@ -40,21 +40,22 @@ Status Propagator::Impl::create_descriptor_set() {
     return Error{"creating a descriptor pool failed: " + describe(r)};
   }
   set_debug_name(*s, VK_OBJECT_TYPE_DESCRIPTOR_POOL, descriptor_pool, "tprop.scene");
-  const VkDescriptorSetLayout layout = pipes.set_layout();
+  const VkDescriptorSetLayout layouts[2] = {pipes.set_layout(), pipes.set_layout()};
   VkDescriptorSetAllocateInfo dsai{};
   dsai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
   dsai.descriptorPool = descriptor_pool;
-  dsai.descriptorSetCount = 1;
-  dsai.pSetLayouts = &layout;
-  r = s->vk.vkAllocateDescriptorSets(s->device, &dsai, &descriptor_set);
-  if (r != VK_SUCCESS) return Error{"allocating a descriptor set failed: " + describe(r)};
-  set_debug_name(*s, VK_OBJECT_TYPE_DESCRIPTOR_SET, descriptor_set, "tprop.scene");
+  dsai.descriptorSetCount = 2;
+  dsai.pSetLayouts = layouts;
+  r = s->vk.vkAllocateDescriptorSets(s->device, &dsai, descriptor_sets);
+  if (r != VK_SUCCESS) return Error{"allocating descriptor sets failed: " + describe(r)};
+  set_debug_name(*s, VK_OBJECT_TYPE_DESCRIPTOR_SET, descriptor_sets[0], "tprop.scene");
+  set_debug_name(*s, VK_OBJECT_TYPE_DESCRIPTOR_SET, descriptor_sets[1], "tprop.scene_scatter");
   return ok_status();
 }
 
 // The buffer behind each binding; an absent optional table is stood in for by the flags
 // buffer (never read: no flag points into it).
-void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount]) const {
+void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount], int which) const {
   const Buffer* fallback = &arrays[kFlags].device;
   out[gpu::kBindingFlags] = &arrays[kFlags].device;
   out[gpu::kBindingTranslation] = &arrays[kTranslation].device;
@@ -68,7 +69,7 @@ void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount]) co
   out[gpu::kBindingWorld] = &world;
   out[gpu::kBindingLevels] = levels.device ? &levels.device : fallback;
   out[gpu::kBindingDeltas] = deltas.device ? &deltas.device : fallback;
-  const Buffer& list = use_work_list ? work_list.device : order_list.device;
+  const Buffer& list = use_work_list && which == 0 ? work_list.device : order_list.device;
   out[gpu::kBindingList] = list ? &list : fallback;
   out[gpu::kBindingDirty] = &dirty;
 }
@@ -78,8 +79,8 @@ void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount]) co
 void Propagator::Impl::choose_addressing() {
   const VkPhysicalDeviceLimits& lim = s->properties.limits;
   const Buffer* b[gpu::kBindingCount];
-  binding_buffers(b);
-  bool fits = options.prefer_descriptors && descriptor_set != VK_NULL_HANDLE &&
+  binding_buffers(b, 0);
+  bool fits = options.prefer_descriptors && descriptor_sets[1] != VK_NULL_HANDLE &&
               lim.maxPerStageDescriptorStorageBuffers >= gpu::kBindingCount &&
               lim.maxDescriptorSetStorageBuffers >= gpu::kBindingCount;
   for (uint32_t i = 0; i < gpu::kBindingCount && fits; ++i)
@@ -89,20 +90,23 @@ void Propagator::Impl::choose_addressing() {
     return;
   }
   addressing = Addressing::Descriptors;
-  bool changed = false;
-  for (uint32_t i = 0; i < gpu::kBindingCount; ++i) changed |= described[i] != b[i]->handle();
-  if (!changed) return;
-  VkDescriptorBufferInfo infos[gpu::kBindingCount];
-  VkWriteDescriptorSet writes[gpu::kBindingCount];
-  for (uint32_t i = 0; i < gpu::kBindingCount; ++i) {
-    infos[i] = {b[i]->handle(), 0, VK_WHOLE_SIZE};
-    writes[i] = storage_buffer_write(descriptor_set, i, &infos[i]);
-    described[i] = b[i]->handle();
+  for (int which = 0; which < 2; ++which) {
+    binding_buffers(b, which);
+    VkDescriptorBufferInfo infos[gpu::kBindingCount];
+    VkWriteDescriptorSet writes[gpu::kBindingCount];
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < gpu::kBindingCount; ++i) {
+      if (described[which][i] == b[i]->handle()) continue;
+      infos[count] = {b[i]->handle(), 0, VK_WHOLE_SIZE};
+      writes[count] = storage_buffer_write(descriptor_sets[which], i, &infos[count]);
+      described[which][i] = b[i]->handle();
+      ++count;
+    }
+    if (count) s->vk.vkUpdateDescriptorSets(s->device, count, writes, 0, nullptr);
   }
-  s->vk.vkUpdateDescriptorSets(s->device, gpu::kBindingCount, writes, 0, nullptr);
 }
 
-gpu::ScenePush Propagator::Impl::push_constants() const {
+gpu::ScenePush Propagator::Impl::push_constants(int which) const {
   gpu::ScenePush p{};
   p.flags = arrays[kFlags].device.address();
   p.translation = arrays[kTranslation].device.address();
@@ -115,7 +119,7 @@ gpu::ScenePush Propagator::Impl::push_constants() const {
   p.frozen = frozen ? frozen.address() : arrays[kFlags].device.address();
   p.local_to_world = world.address();
   const Buffer* b[gpu::kBindingCount];
-  binding_buffers(b);
+  binding_buffers(b, which);
   p.levels = b[gpu::kBindingLevels]->address();
   p.deltas = b[gpu::kBindingDeltas]->address();
   p.list = b[gpu::kBindingList]->address();

@@ -131,7 +131,8 @@ void Propagator::record(VkCommandBuffer cmd) {
   m.copy(cmd, m.order_list, sizeof(uint32_t), m.dirty_order);
   if (m.use_work_list && !m.steps.empty())
     m.copy(cmd, m.work_list, sizeof(uint32_t), {{0, m.stats.evaluated_entities}});
-  if (m.level_count) m.copy(cmd, m.levels, 2 * sizeof(uint32_t), {{0, m.level_count}});
+  const uint32_t order_pairs = static_cast<uint32_t>(m.order_changes.size() / 2);
+  m.copy(cmd, m.levels, 2 * sizeof(uint32_t), {{0, m.level_count + order_pairs}});
   if (m.frozen_old) {
     const VkBufferCopy region{0, 0, m.frozen_old_bytes};
     s.vk.vkCmdCopyBuffer(cmd, m.frozen_old.handle(), m.frozen.handle(), 1, &region);
@@ -139,21 +140,29 @@ void Propagator::record(VkCommandBuffer cmd) {
   }
   if (m.delta_count) m.copy(cmd, m.deltas, sizeof(gpu::EntityDelta), {{0, m.delta_count}});
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
-  gpu::ScenePush push = m.push_constants();
   if (++m.frame_number == 0) m.frame_number = 1;  // 0 is what a fresh mark holds
-  push.frame = m.frame_number;
-  push.skip_unchanged = m.skip_unchanged ? 1u : 0u;
   const PassPipelines passes = m.pipes.passes(m.addressing);
-  if (m.addressing == Addressing::Descriptors)
-    s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0, 1,
-                                 &m.descriptor_set, 0, nullptr);
-  if (m.delta_count) {
+  auto bind_set = [&](int which) {
+    if (m.addressing == Addressing::Descriptors)
+      s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0, 1,
+                                   &m.descriptor_sets[which], 0, nullptr);
+  };
+  if (m.delta_count + order_pairs) {
+    // Entity deltas, then the order changes, into the order whatever list the passes follow.
+    bind_set(1);
+    gpu::ScenePush scatter = m.push_constants(1);
+    scatter.frame = m.frame_number;
+    scatter.first = m.level_count;
+    scatter.count = m.delta_count + order_pairs;
+    scatter.aux = m.delta_count;
     s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, passes.scatter);
-    push.first = 0;
-    push.count = m.delta_count;
-    m.pipes.push(cmd, push);
-    dispatch((m.delta_count + gpu::kScatterGroupSize - 1) / gpu::kScatterGroupSize);
+    m.pipes.push(cmd, scatter);
+    dispatch((scatter.count + gpu::kScatterGroupSize - 1) / gpu::kScatterGroupSize);
   }
+  bind_set(0);
+  gpu::ScenePush push = m.push_constants(0);
+  push.frame = m.frame_number;
+  push.aux = m.skip_unchanged ? 1u : 0u;
   end_label(s, cmd);
   m.timer.stamp(cmd, 1);
 
@@ -181,6 +190,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   // with a new frame number, a pass skipping the unchanged recomputes nothing).
   m.full_upload = false;
   m.dirty_order.clear();
+  m.order_changes.clear();
   m.dirty_rare.clear();
   m.delta_count = 0;
   m.recorded = true;

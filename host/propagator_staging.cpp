@@ -21,8 +21,8 @@ namespace {
 // across gaps is harmless, since the staging mirror holds every current byte.
 constexpr size_t kMaxRegions = 256;
 
-// Ranges -> sorted, disjoint ranges, the closest merged until at most kMaxRegions remain.
-std::vector<Range> coalesce(std::vector<Range> ranges) {
+// Ranges -> sorted, disjoint ranges, the closest merged until at most `most` remain.
+std::vector<Range> coalesce(std::vector<Range> ranges, size_t most = kMaxRegions) {
   std::sort(ranges.begin(), ranges.end(),
             [](const Range& a, const Range& b) { return a.begin < b.begin; });
   std::vector<Range> out;
@@ -35,7 +35,7 @@ std::vector<Range> coalesce(std::vector<Range> ranges) {
         out.push_back(r);
       }
     }
-    if (out.size() <= kMaxRegions) return out;
+    if (out.size() <= most) return out;
   }
 }
 
@@ -197,12 +197,14 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
   return ok_status();
 }
 
-// The order's entries the GPU lacks: all of them after growth or a full upload, else the ranges
-// LevelOrder rewrote.
+// The order's entries the GPU lacks: all of them after growth or a full upload, else the entries
+// LevelOrder rewrote: as copy regions while they form few runs, else as (entry, slot) pairs
+// that the scatter pass writes, so that scattered changes never cost the array between them.
 Status Propagator::Impl::stage_order() {
   const std::span<const uint32_t> entries = order.entries();
   const uint32_t n = static_cast<uint32_t>(entries.size());
   dirty_order.clear();
+  order_changes.clear();
   std::vector<Range> ranges;
   if (full_upload || n > order_list.capacity || !order_list.device) {
     if (Status st = grow(order_list, std::max(n, 1u), sizeof(uint32_t), "tprop.order", false); !st)
@@ -211,11 +213,23 @@ Status Propagator::Impl::stage_order() {
   } else {
     for (const auto& [b, e] : order.rewritten()) ranges.push_back({b, std::min(e, n)});
   }
+  if (ranges.empty()) return ok_status();
+  ranges = coalesce(std::move(ranges), SIZE_MAX);  // exact: sorted and disjoint
   auto* staged_entries = static_cast<uint32_t*>(order_list.staging.mapped());
-  for (const Range& r : ranges)
-    std::copy(entries.begin() + r.begin, entries.begin() + r.end, staged_entries + r.begin);
-  if (!ranges.empty()) dirty_order = coalesce(std::move(ranges));
-  for (const Range& r : dirty_order) stats.order_entries_uploaded += r.end - r.begin;
+  if (ranges.size() <= kMaxRegions) {
+    for (const Range& r : ranges)
+      std::copy(entries.begin() + r.begin, entries.begin() + r.end, staged_entries + r.begin);
+    dirty_order = std::move(ranges);
+  } else {
+    stats.order_scattered = true;
+    for (const Range& r : ranges)
+      for (uint32_t e = r.begin; e < r.end; ++e) {
+        staged_entries[e] = entries[e];  // the mirror stays whole for later copies
+        order_changes.push_back(e);
+        order_changes.push_back(entries[e]);
+      }
+  }
+  for (const Range& r : ranges) stats.order_entries_uploaded += r.end - r.begin;
   return ok_status();
 }
 
@@ -371,6 +385,15 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
       table[2 * l] = firsts[l];
       table[2 * l + 1] = counts[l];
     }
+  }
+  // The scattered order changes travel behind the level table.
+  const uint32_t pairs = static_cast<uint32_t>(order_changes.size() / 2);
+  if (level_count + pairs) {
+    if (Status st = grow(levels, level_count + pairs, 2 * sizeof(uint32_t), "tprop.levels", true);
+        !st)
+      return st;
+    auto* table = static_cast<uint32_t*>(levels.staging.mapped());
+    std::copy(order_changes.begin(), order_changes.end(), table + 2 * level_count);
   }
   stats.full_pass = whole;
   stats.skip_unchanged = whole && skip_unchanged;

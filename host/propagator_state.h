@@ -62,8 +62,10 @@ struct Propagator::Impl {
   PropagatorOptions options;
   ComputePipelines pipes;
   VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
-  VkDescriptorSet descriptor_set = VK_NULL_HANDLE;
-  VkBuffer described[gpu::kBindingCount] = {};  // what descriptor_set points at now
+  // Set 0 of the passes: [0] for evaluation (LIST: this frame's list), [1] for the scatter (LIST:
+  // the order, whatever the passes follow).
+  VkDescriptorSet descriptor_sets[2] = {};
+  VkBuffer described[2][gpu::kBindingCount] = {};  // what each set points at now
   Addressing addressing = Addressing::DeviceAddress;
   GpuTimer timer;
   VkCommandPool pool = VK_NULL_HANDLE;
@@ -103,7 +105,8 @@ struct Propagator::Impl {
   // What the next record() uploads and runs.
   bool full_upload = false;              // copy the mirrors whole and clear LocalToWorld
   std::vector<Range> dirty_rare;
-  std::vector<Range> dirty_order;        // entries of order_list
+  std::vector<Range> dirty_order;        // entries of order_list copied whole
+  std::vector<uint32_t> order_changes;   // else (entry, slot) pairs, scattered after the table
   uint32_t delta_count = 0;
   bool use_work_list = false;            // else the whole order
   bool skip_unchanged = false;           // the whole order, recomputing only dirty chains
@@ -147,9 +150,10 @@ struct Propagator::Impl {
 
   // propagator_bindings.cpp: how the passes reach the arrays.
   Status create_descriptor_set();
-  void binding_buffers(const Buffer* out[gpu::kBindingCount]) const;
+  // The buffers behind set `which` (0: evaluation, 1: scatter).
+  void binding_buffers(const Buffer* out[gpu::kBindingCount], int which) const;
   void choose_addressing();
-  gpu::ScenePush push_constants() const;
+  gpu::ScenePush push_constants(int which) const;
 
   // propagator_record.cpp: commands.
   Status create_commands();

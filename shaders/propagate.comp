@@ -3,7 +3,7 @@
 // propagate in one step, so the local matrix never travels through memory: the entity's own
 // matrix (local_matrix.glsl, a user-written value or a frozen Static), times its parent's
 // LocalToWorld when it is attached, written to local_to_world[slot]. Built twice:
-// With pc.skip_unchanged, an entity is recomputed only when its own or its parent's dirty[] is
+// With pc.aux = 1, an entity is recomputed only when its own or its parent's dirty[] is
 // this frame's (it then marks itself for its children): the whole order is followed, but a clean
 // entity costs the reads of its list entry, parent index and two marks.
 //  - wide (default): one invocation per entry of one level's segment [pc.first, + pc.count);
@@ -22,7 +22,7 @@ layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
 #endif
 
 void evaluate(uint slot) {
-  if (pc.skip_unchanged != 0u && DIRTY[slot] != pc.frame) {
+  if (pc.aux != 0u && DIRTY[slot] != pc.frame) {
     uint parent = PARENT[slot];
     if (parent == kNoIndex || DIRTY[parent] != pc.frame) return;
     DIRTY[slot] = pc.frame;

@@ -2,7 +2,8 @@
 // Scatter: a frame's changed entities, uploaded compactly as EntityDelta records, written to their
 // slots in the per-slot arrays, so that only the changed entities' bytes cross the bus, and
 // marked dirty for this frame. A dead slot (flags 0) gets an all-zero LocalToWorld: an instance
-// drawn from it collapses to a point.
+// drawn from it collapses to a point. Invocations past the entity deltas write the frame's
+// scattered depth-order changes, (entry, slot) pairs, into the order (bound as LIST here).
 #extension GL_GOOGLE_include_directive : require
 #include "scene_access.glsl"
 
@@ -11,7 +12,12 @@ layout(local_size_x = TPROP_SCATTER_GROUP_SIZE) in;
 void main() {
   uint i = flat_invocation(TPROP_SCATTER_GROUP_SIZE);
   if (i >= pc.count) return;
-  EntityDelta d = DELTAS[pc.first + i];
+  if (i >= pc.aux) {
+    uvec2 change = LEVELS[pc.first + i - pc.aux];
+    LIST[change.x] = change.y;
+    return;
+  }
+  EntityDelta d = DELTAS[i];
   uint slot = d.slot;
   FLAGS[slot] = d.flags;
   PARENT[slot] = d.parent;

@@ -135,14 +135,17 @@ struct ScenePush {
   uint64 rare;            // RareRecord[]
   uint64 frozen;          // mat4[]
   uint64 local_to_world;  // mat4[] (the output, column-major, 64-byte stride)
-  uint64 levels;          // uvec2[level]: (first list entry, count) of each level's segment
+  uint64 levels;          // uvec2[level]: (first list entry, count) of each level's segment;
+                          // then the frame's order changes, (entry, slot) pairs
   uint64 deltas;          // EntityDelta[] (scatter only)
   uint64 list;            // uint[]: the slots the passes follow, level segment after segment
   uint64 dirty;           // uint[]: per slot, the last frame that changed the entity
-  uint first;             // scatter: first delta; wide: first list entry; narrow: first level
-  uint count;             // scatter: deltas; wide: entries; narrow: levels
+  uint first;             // scatter: where the order changes start in levels[];
+                          // wide: first list entry; narrow: first level
+  uint count;             // scatter: entity deltas + order changes; wide: entries; narrow: levels
   uint frame;             // this frame's number (never 0)
-  uint skip_unchanged;    // 1: recompute only entities whose own or parent's dirty[] is `frame`
+  uint aux;               // evaluate: 1 recomputes only entities whose own or parent's dirty[]
+                          // is `frame`; scatter: how many of `count` are entity deltas
 };
 
 #ifdef __cplusplus
@@ -158,7 +161,7 @@ static_assert(offsetof(ScenePush, deltas) == 88);
 static_assert(offsetof(ScenePush, list) == 96);
 static_assert(offsetof(ScenePush, dirty) == 104);
 static_assert(offsetof(ScenePush, first) == 112);
-static_assert(offsetof(ScenePush, skip_unchanged) == 124);
+static_assert(offsetof(ScenePush, aux) == 124);
 static_assert(sizeof(mat4) == 64 && sizeof(vec4) == 16);
 }  // namespace tprop::gpu
 #endif

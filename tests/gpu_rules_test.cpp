@@ -265,6 +265,30 @@ TEST_F(GpuRules, ScatteredValueChangesUploadOnlyTheirOwnRecords) {
   EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
 }
 
+// Structural edits all over a large order: the order entries they rewrite go up as (entry, slot)
+// pairs for the scatter pass, so the bytes follow the edits, not the span between them.
+TEST_F(GpuRules, ScatteredStructuralEditsSendOnlyTheOrderEntriesTheyRewrite) {
+  EntityStore store;
+  for (EntityId id = 0; id < 20000; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(1, 0, 0));
+    if (id >= 100) store.set_parent(id, id % 100);  // 100 roots with 199 leaves each
+  }
+  Propagator gpu = make_propagator(ctx());
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+  // 600 leaves change roots: each leaves its level-1 segment (one entry rewritten, the last one
+  // moved into its place) and joins the same level again (one entry), at most 2 entries each.
+  for (EntityId id = 200; id < 20000; id += 33) store.set_parent(id, (id + 1) % 100);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "re-parented"), 1.0);
+  const FrameStats& fs = gpu.last_frame();
+  EXPECT_TRUE(fs.order_scattered);
+  EXPECT_LE(fs.order_entries_uploaded, 2u * 600u);
+  EXPECT_LT(fs.upload_bytes, 200u * 1024u) << "the order is 80 KB; 600 re-parents move far less";
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "quiet"), 1.0);
+  EXPECT_EQ(gpu.last_frame().order_entries_uploaded, 0u);
+}
+
 TEST_F(GpuRules, AnUpdateThatWasNeverRecordedIsNotLost) {
   EntityStore store;
   for (EntityId id = 0; id < 100; ++id) {
