@@ -7,8 +7,10 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string_view>
 
+#include "compose.h"
 #include "dcl_scene.h"
 #include "gltf_scene.h"
 #include "scene_generators.h"
@@ -46,6 +48,16 @@ FileFormat detect_format(const std::string& path, std::string_view bytes) {
   return FileFormat::Unknown;
 }
 
+// What the transform rules will do with the loaded scene that its author should hear about once
+// (generated scenes never carry ParentScaleInverse, so they skip this scan).
+Result<Scene> with_rule_warnings(Result<Scene> loaded) {
+  if (loaded) {
+    if (std::optional<std::string> w = degenerate_scale_inverse_warning(loaded->store))
+      loaded->warnings.push_back(std::move(*w));
+  }
+  return loaded;
+}
+
 }  // namespace
 
 Result<std::string> read_file_bytes(const std::string& path) {
@@ -77,11 +89,11 @@ Result<Scene> load_scene(const std::string& spec, uint64_t seed) {
     Result<std::string> bytes = read_file_bytes(spec);
     if (!bytes) return bytes.error();
     switch (detect_format(spec, *bytes)) {
-      case FileFormat::Json: return parse_scene_json(*bytes, spec);
-      case FileFormat::Gltf: return parse_gltf_scene(*bytes, spec);
+      case FileFormat::Json: return with_rule_warnings(parse_scene_json(*bytes, spec));
+      case FileFormat::Gltf: return with_rule_warnings(parse_gltf_scene(*bytes, spec));
       case FileFormat::Crdt:
-        return load_crdt_scene_from_bytes(
-            {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, spec);
+        return with_rule_warnings(load_crdt_scene_from_bytes(
+            {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, spec));
       case FileFormat::Unknown: break;
     }
     return Error{spec +
