@@ -208,10 +208,12 @@ TEST_F(GltfScene, BufferUriLeadingOutOfTheFolderIsRefused) {
   write("secret.bin", "abcd");
   const auto load_sub = [&](const std::string& uri) {
     const std::string path =
-        write("sub/scene.gltf", doc("[{}]", R"(,"buffers":[{"uri":")" + uri + R"(","byteLength":4}])"));
+        write("sub/scene.gltf",
+              doc("[{}]", R"(,"buffers":[{"uri":")" + uri + R"(","byteLength":4}])"));
     return load_gltf_scene(path);
   };
-  for (const std::string uri : {"../secret.bin", "../../../../../../etc/passwd", "x/../../secret.bin"}) {
+  for (const std::string uri :
+       {"../secret.bin", "../../../../../../etc/passwd", "x/../../secret.bin"}) {
     Result<Scene> scene = load_sub(uri);
     ASSERT_FALSE(scene.ok()) << uri;
     EXPECT_CONTAINS(scene.error().message, "leads outside the glTF file's folder");
@@ -248,7 +250,8 @@ TEST_F(GltfScene, AbsoluteAndSchemeBufferUrisAreRefusedWithTheReason) {
 
 TEST_F(GltfScene, BufferFilesAreCheckedBySizeAndPercentDecoded) {
   write("my data.bin", "abcd");
-  Result<Scene> ok = load_text(doc("[{}]", R"(,"buffers":[{"uri":"my%20data.bin","byteLength":4}])"));
+  Result<Scene> ok =
+      load_text(doc("[{}]", R"(,"buffers":[{"uri":"my%20data.bin","byteLength":4}])"));
   EXPECT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_CONTAINS(error_of(doc("[{}]", R"(,"buffers":[{"uri":"my%20data.bin","byteLength":9}])")),
                   "buffers[0].uri \"my%20data.bin\": a file of 4 bytes, but byteLength says 9");
@@ -271,20 +274,23 @@ TEST_F(GltfScene, DataUrisAreCheckedByLengthInOneShortLine) {
   // "AQIDBA==" is the 4 bytes 1 2 3 4; unpadded and gltf-buffer forms too.
   for (const std::string& text :
        {with_data("AQIDBA==", 4), with_data("AQIDBA", 4), with_data("AQID", 3),
-        doc("[{}]", R"(,"buffers":[{"uri":"data:application/gltf-buffer;base64,AQIDBAU=","byteLength":5}])")}) {
+        doc("[{}]", R"(,"buffers":[{"uri":"data:application/gltf-buffer;base64,AQIDBAU=",)"
+                    R"("byteLength":5}])")}) {
     Result<Scene> scene = load_text(text);
     EXPECT_TRUE(scene.ok()) << text << ": " << scene.error().message;
   }
   const std::string megabyte(1 << 20, 'Q');  // 786,432 bytes of base64
   const std::string mismatch = error_of(with_data(megabyte, 1000));
-  EXPECT_CONTAINS(mismatch, "buffers[0].uri is a data URI of 786432 bytes, but byteLength says 1000");
+  EXPECT_CONTAINS(mismatch,
+                  "buffers[0].uri is a data URI of 786432 bytes, but byteLength says 1000");
   EXPECT_LT(mismatch.size(), 300u) << mismatch;
   const std::string undecodable = error_of(with_data(megabyte + "*" + megabyte, 1000));
   EXPECT_CONTAINS(undecodable, "not valid base64: byte " + std::to_string(37 + (1 << 20)));
   EXPECT_LT(undecodable.size(), 300u) << undecodable;
   EXPECT_CONTAINS(error_of(with_data("AQIDB", 4)), "not whole base64 groups");
-  EXPECT_CONTAINS(error_of(doc("[{}]", R"(,"buffers":[{"uri":"data:text/plain,hello","byteLength":5}])")),
-                  "not base64");
+  EXPECT_CONTAINS(
+      error_of(doc("[{}]", R"(,"buffers":[{"uri":"data:text/plain,hello","byteLength":5}])")),
+      "not base64");
 }
 
 TEST_F(GltfScene, GlbBufferLongerThanItsBinChunkIsAnError) {
@@ -293,7 +299,8 @@ TEST_F(GltfScene, GlbBufferLongerThanItsBinChunkIsAnError) {
       R"("nodes":[{}]})";
   Result<Scene> scene = load_gltf_scene(write("short.glb", glb(json, std::string("\1\2\3\4", 4))));
   ASSERT_FALSE(scene.ok());
-  EXPECT_CONTAINS(scene.error().message, "byteLength is 8, more than the 4 bytes of the .glb BIN chunk");
+  EXPECT_CONTAINS(scene.error().message,
+                  "byteLength is 8, more than the 4 bytes of the .glb BIN chunk");
 }
 
 TEST_F(GltfScene, GlbBufferWithoutBinChunkIsAnError) {
