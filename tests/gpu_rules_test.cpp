@@ -44,19 +44,25 @@ TEST_F(GpuRules, TranslationChainAddsUp) {
   EXPECT_EQ(w[0], float4(1, 0, 0, 0));
 }
 
-TEST_F(GpuRules, ParentScaleInverseCancelsTheParentsScale) {
+// Entity 1 at T(parent_at) S(parent_scale); entity 2, its child, at T(1,0,0) with
+// ParentScaleInverse. Returns entity 2's LocalToWorld from the GPU.
+float4x4 world_of_psi_child(VulkanContext& ctx, float3 parent_at, float parent_scale) {
   EntityStore store;
   store.create(1);
-  store.set_translation(1, float3(1, 2, 3));
-  store.set_scale(1, 2.0f);
+  store.set_translation(1, parent_at);
+  store.set_scale(1, parent_scale);
   store.create(2);
   store.set_parent(2, 1);
   store.set_translation(2, float3(1, 0, 0));
   store.add(2, Component::ParentScaleInverse);
-  Propagator gpu = make_propagator(ctx());
-  ASSERT_TRUE(gpu.run(store).ok());
+  Propagator gpu = make_propagator(ctx);
+  EXPECT_TRUE(gpu.run(store).ok());
+  return world_of(gpu, store, 2);
+}
+
+TEST_F(GpuRules, ParentScaleInverseCancelsTheParentsScale) {
   // T(1,2,3) S(2) * T(1,0,0) S(1/2) = T(1 + 2, 2, 3), no scale left.
-  const float4x4 w = world_of(gpu, store, 2);
+  const float4x4 w = world_of_psi_child(ctx(), float3(1, 2, 3), 2.0f);
   EXPECT_EQ(w[3], float4(3, 2, 3, 1));
   EXPECT_EQ(w[0], float4(1, 0, 0, 0));
   EXPECT_EQ(w[1], float4(0, 1, 0, 0));
@@ -66,17 +72,7 @@ TEST_F(GpuRules, ParentScaleInverseCancelsTheParentsScale) {
 // README (Semantics): the zero Scale inverts to 0, so the child collapses onto its parent's
 // origin, finite: T(5,0,0) S(0) * T(1,0,0) S(0) has no linear part and its origin at (5,0,0).
 TEST_F(GpuRules, ParentScaleInverseUnderAZeroScaleCollapsesTheChildFinite) {
-  EntityStore store;
-  store.create(1);
-  store.set_translation(1, float3(5, 0, 0));
-  store.set_scale(1, 0.0f);
-  store.create(2);
-  store.set_parent(2, 1);
-  store.set_translation(2, float3(1, 0, 0));
-  store.add(2, Component::ParentScaleInverse);
-  Propagator gpu = make_propagator(ctx());
-  ASSERT_TRUE(gpu.run(store).ok());
-  const float4x4 w = world_of(gpu, store, 2);
+  const float4x4 w = world_of_psi_child(ctx(), float3(5, 0, 0), 0.0f);
   EXPECT_EQ(w[3], float4(5, 0, 0, 1));
   for (int c = 0; c < 3; ++c) EXPECT_EQ(w[c], float4(0, 0, 0, 0)) << "column " << c;
 }
