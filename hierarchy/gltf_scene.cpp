@@ -165,13 +165,13 @@ Result<std::optional<uint64_t>> glb_bin_chunk_bytes(std::string_view bytes) {
   return std::optional<uint64_t>(chunk_length);
 }
 
-// What tinygltf is given: the document without what tprop never reads (buffers, meshes, images
-// and what refers to them), so that it neither opens a buffer file nor decodes a data URI;
+// What tinygltf is given: the document without what tprop never reads (buffers, meshes, images,
+// what refers to them, the top-level extras and extensions), so that it neither opens a buffer
+// file nor decodes a data URI nor converts a large extras value a second time;
 // check_gltf_buffers() has checked the buffers instead.
 std::string nodes_only(json doc) {
-  static constexpr const char* kKept[] = {"asset",      "scene",          "scenes",
-                                          "nodes",      "extensionsUsed", "extensionsRequired",
-                                          "extensions", "extras"};
+  static constexpr const char* kKept[] = {"asset", "scene", "scenes", "nodes", "extensionsUsed",
+                                          "extensionsRequired"};
   for (auto it = doc.begin(); it != doc.end();) {
     const bool kept = std::find(std::begin(kKept), std::end(kKept), it.key()) != std::end(kKept);
     it = kept ? std::next(it) : doc.erase(it);
