@@ -50,7 +50,10 @@ Result<Comparison> compare_local_to_world(const DepthOrder& order,
         if (std::isnan(e) != std::isnan(g)) abs_error = infinity;
         else if (!std::isnan(e) && e != g) abs_error = std::fabs(double(e) - double(g));
         const double ratio = abs_error / tol;
-        out.max_abs_error = std::max(out.max_abs_error, abs_error);
+        if (abs_error > out.max_abs_error) {
+          out.max_abs_error = abs_error;
+          out.max_abs_position = uint32_t(pos);
+        }
         if (ratio > out.worst_ratio) {
           out.worst_ratio = ratio;
           out.worst_position = uint32_t(pos);

@@ -46,6 +46,7 @@ struct Comparison {
   double worst_ratio = 0;       // the largest |error| / tolerance (<= 1 passes); inf for NaN
   double max_abs_error = 0;     // the largest |error| of any element
   uint32_t worst_position = 0;  // where worst_ratio was found
+  uint32_t max_abs_position = 0;  // where max_abs_error was found (may differ: no tolerance)
   size_t mismatches = 0;        // elements outside their tolerance
   std::vector<Mismatch> first;  // the first few of them, in position order
   bool within_tolerance() const { return worst_ratio <= 1.0; }

@@ -2,6 +2,8 @@
 
 #include <cassert>
 #include <cmath>
+#include <limits>
+#include <string>
 
 namespace tprop {
 
@@ -46,6 +48,29 @@ const float4x4& user_matrix(const EntityStore& store, uint32_t slot, MatrixCompo
 
 float3 pivot(const RareComponents& rare, PivotComponent p) {
   return rare.pivot[static_cast<int>(p)];
+}
+
+bool all_finite(const float4x4& m) {
+  for (int c = 0; c < 4; ++c)
+    for (int r = 0; r < 4; ++r)
+      if (!std::isfinite(m[c][r])) return false;
+  return true;
+}
+
+// Whether inverse_scale_factor() takes its zero rule for some factor of s.
+bool has_degenerate_factor(float3 s) {
+  const float smallest = std::numeric_limits<float>::min();
+  return std::fabs(s.x) < smallest || std::fabs(s.y) < smallest || std::fabs(s.z) < smallest;
+}
+
+// The S of a CompositeScale built from its components (Scale wins over NonUniformScale, else 1);
+// nullopt when it is the user-written matrix.
+std::optional<float3> composite_scale_factor(ComponentMask m, const EntityStore& store,
+                                             uint32_t slot) {
+  if (m & bit(Component::Scale)) return float3(store.scale_at(slot));
+  if (m & bit(Component::NonUniformScale)) return store.non_uniform_scale_at(slot);
+  if (m & (bit(Component::ScalePivotTranslation) | bit(Component::ScalePivot))) return float3(1.0f);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -111,31 +136,87 @@ float4x4 composite_scale(const EntityStore& store, uint32_t slot) {
   assert(m & bit(Component::CompositeScale));
   const bool has_spt = m & bit(Component::ScalePivotTranslation);
   const bool has_sp = m & bit(Component::ScalePivot);
-  const bool has_s = m & bit(Component::Scale);
-  const bool has_nus = m & bit(Component::NonUniformScale);
-  if (!(has_spt || has_sp || has_s || has_nus))
-    return user_matrix(store, slot, MatrixComponent::CompositeScale);
+  const std::optional<float3> factor = composite_scale_factor(m, store, slot);
+  if (!factor) return user_matrix(store, slot, MatrixComponent::CompositeScale);
 
   float4x4 out(1.0f);
   const RareComponents* rare = store.rare_at(slot);  // non-null: CompositeScale is rare
   if (has_spt) out = out * translation_matrix(pivot(*rare, PivotComponent::ScalePivotTranslation));
   if (has_sp) out = out * translation_matrix(pivot(*rare, PivotComponent::ScalePivot));
-  if (has_s) {
-    out = out * scale_matrix(float3(store.scale_at(slot)));  // Scale wins over NonUniformScale
-  } else if (has_nus) {
-    out = out * scale_matrix(store.non_uniform_scale_at(slot));
-  }
+  if (m & (bit(Component::Scale) | bit(Component::NonUniformScale)))
+    out = out * scale_matrix(*factor);
   if (has_sp) out = out * translation_matrix(-pivot(*rare, PivotComponent::ScalePivot));
+  return out;
+}
+
+float inverse_scale_factor(float s) {
+  // Below the smallest normal float 1/s overflows (and a GPU may flush s to 0 anyway).
+  return std::fabs(s) < std::numeric_limits<float>::min() ? 0.0f : 1.0f / s;
+}
+
+float4x4 inverse_composite_scale(const EntityStore& store, uint32_t slot) {
+  const float4x4 inverse = glm::inverse(composite_scale(store, slot));
+  if (all_finite(inverse)) return inverse;
+  // Singular: invert factor by factor, each scale factor by inverse_scale_factor().
+  const ComponentMask m = store.mask_at(slot);
+  const std::optional<float3> factor = composite_scale_factor(m, store, slot);
+  if (!factor) return scale_matrix(float3(0.0f));  // user-written: no factors to invert
+  float4x4 out(1.0f);
+  const RareComponents* rare = store.rare_at(slot);  // non-null: CompositeScale is rare
+  if (m & bit(Component::ScalePivot))
+    out = out * translation_matrix(pivot(*rare, PivotComponent::ScalePivot));
+  out = out * scale_matrix(float3(inverse_scale_factor(factor->x), inverse_scale_factor(factor->y),
+                                  inverse_scale_factor(factor->z)));
+  if (m & bit(Component::ScalePivot))
+    out = out * translation_matrix(-pivot(*rare, PivotComponent::ScalePivot));
+  if (m & bit(Component::ScalePivotTranslation))
+    out = out * translation_matrix(-pivot(*rare, PivotComponent::ScalePivotTranslation));
   return out;
 }
 
 std::optional<float4x4> parent_scale_inverse_from(const EntityStore& store, uint32_t parent_slot) {
   const ComponentMask m = store.mask_at(parent_slot);
-  if (m & bit(Component::CompositeScale)) return glm::inverse(composite_scale(store, parent_slot));
-  if (m & bit(Component::Scale)) return scale_matrix(float3(1.0f / store.scale_at(parent_slot)));
-  if (m & bit(Component::NonUniformScale))
-    return scale_matrix(1.0f / store.non_uniform_scale_at(parent_slot));
+  if (m & bit(Component::CompositeScale)) return inverse_composite_scale(store, parent_slot);
+  if (m & bit(Component::Scale))
+    return scale_matrix(float3(inverse_scale_factor(store.scale_at(parent_slot))));
+  if (m & bit(Component::NonUniformScale)) {
+    const float3 s = store.non_uniform_scale_at(parent_slot);
+    return scale_matrix(
+        float3(inverse_scale_factor(s.x), inverse_scale_factor(s.y), inverse_scale_factor(s.z)));
+  }
   return std::nullopt;
+}
+
+bool writes_degenerate_scale_inverse(const EntityStore& store, uint32_t slot) {
+  const ComponentMask m = store.mask_at(slot);
+  if (m & bit(Component::CompositeScale))
+    return !all_finite(glm::inverse(composite_scale(store, slot)));
+  if (m & bit(Component::Scale)) return has_degenerate_factor(float3(store.scale_at(slot)));
+  if (m & bit(Component::NonUniformScale))
+    return has_degenerate_factor(store.non_uniform_scale_at(slot));
+  return false;
+}
+
+std::optional<std::string> degenerate_scale_inverse_warning(const EntityStore& store) {
+  size_t count = 0;
+  EntityId first_child = 0, first_parent = 0;
+  for (uint32_t slot = 0; slot < store.slot_capacity(); ++slot) {
+    if (!store.alive_at(slot) || !store.has_at(slot, Component::ParentScaleInverse) ||
+        !store.has_at(slot, Component::Parent))
+      continue;
+    const uint32_t parent_slot = store.slot_of(store.parent_at(slot));
+    if (parent_slot == EntityStore::kNoSlot || !writes_degenerate_scale_inverse(store, parent_slot))
+      continue;
+    if (count++ == 0) {
+      first_child = store.id_at(slot);
+      first_parent = store.id_at(parent_slot);
+    }
+  }
+  if (count == 0) return std::nullopt;
+  return std::to_string(count) + (count == 1 ? " entity has" : " entities have") +
+         " ParentScaleInverse under a parent whose scale has no inverse (first: entity " +
+         std::to_string(first_child) + " under entity " + std::to_string(first_parent) +
+         "): a zero scale factor inverts to 0, so the child collapses with its parent";
 }
 
 bool has_transform_source(ComponentMask m, bool attached) {

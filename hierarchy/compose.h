@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "components.h"
 #include "entity_store.h"
@@ -45,9 +46,29 @@ float4x4 composite_scale(const EntityStore& store, uint32_t slot);
 
 // What a parent writes into its children's ParentScaleInverse: the inverse of its CompositeScale
 // if it has one, else 1/Scale, else 1/NonUniformScale; nullopt when it has none of them (the
-// child then keeps its user-written value). A zero scale yields infinities, as in Unity: the
-// caller asked for the inverse of a singular scale.
+// child then keeps its user-written value).
+// A scale factor with no finite reciprocal (0, or a magnitude below the smallest normal float)
+// inverts to 0, not to infinity: scaling a parent to 0 hides it and its children, whose
+// matrices stay finite (an infinity times the parent's 0 would be NaN), and the GPU, which gets
+// no infinity to multiply, gives the same result. For a CompositeScale that glm::inverse cannot
+// invert, the same rule is applied to its factors: T(sp) * S^+ * T(-sp) * T(-spt), S^+ the
+// factor-wise inverse above; a user-written singular CompositeScale writes diag(0, 0, 0, 1).
 std::optional<float4x4> parent_scale_inverse_from(const EntityStore& store, uint32_t parent_slot);
+
+// One scale factor's part of the inverse above: 1/s, or 0 where that is not finite.
+float inverse_scale_factor(float s);
+
+// The inverse of the entity's CompositeScale as parent_scale_inverse_from() writes it. Call only
+// when the entity has the CompositeScale component.
+float4x4 inverse_composite_scale(const EntityStore& store, uint32_t slot);
+
+// Whether what the entity writes into its children's ParentScaleInverse took the zero-inverse
+// rule above (a scale factor without a finite reciprocal, or a singular CompositeScale).
+bool writes_degenerate_scale_inverse(const EntityStore& store, uint32_t slot);
+
+// One warning line when some attached entity with ParentScaleInverse sits under a parent that
+// writes a degenerate inverse (counted, the first named); nullopt when none does.
+std::optional<std::string> degenerate_scale_inverse_warning(const EntityStore& store);
 
 // Whether the entity has a transform source component: Translation, Rotation (or Euler), Scale,
 // NonUniformScale, CompositeRotation, CompositeScale, and, only when attached, ParentScaleInverse.

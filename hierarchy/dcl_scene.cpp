@@ -21,9 +21,15 @@ std::string hex_id(EntityId e) {
   return s;
 }
 
+// "1 duplicate", "2 duplicates".
+std::string counted(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 }  // namespace
 
 CrdtApplyResult DclScene::apply(const CrdtMessage& m) {
+  if (m.entity == kDclRootEntity) ++root_messages_;
   CrdtApplyResult r = state_.apply(m);
   if (!r.removed.empty()) {
     for (EntityId e : r.removed) sync(e);
@@ -115,8 +121,12 @@ Result<Scene> load_crdt_bytes(std::span<const uint8_t> bytes, const std::string&
   scene.source = source;
   const CrdtState& state = dcl.state();
   const CrdtCounts& n = state.counts();
-  // One line: the types that occur, what was ignored, what is left.
-  std::string summary = "crdt: " + std::to_string(n.total()) + " messages";
+  // One line: the types that occur, what was ignored, what is left. A note when nothing was
+  // ignored (messages for other components are expected: tprop reads only Transform), else a
+  // warning.
+  const uint64_t root = dcl.root_messages();
+  const uint64_t live = state.entity_count() - (state.known(kDclRootEntity) ? 1 : 0);
+  std::string summary = "crdt: " + counted(n.total(), "message", "messages");
   const char* sep = " (";
   for (uint32_t t = 1; t <= kCrdtMessageTypeCount; ++t) {
     if (n.by_type[t] == 0) continue;
@@ -127,15 +137,21 @@ Result<Scene> load_crdt_bytes(std::span<const uint8_t> bytes, const std::string&
   }
   if (n.total() > 0) summary += ")";
   summary += "; ignored: " + std::to_string(n.outdated) + " outdated, " +
-             std::to_string(n.no_op) + " duplicates, " + std::to_string(n.dead_entity) +
-             " for dead entities; " + std::to_string(n.other_component) +
-             " for components other than Transform; " + std::to_string(state.entity_count()) +
-             " live entities";
-  scene.warnings.push_back(std::move(summary));
+             counted(n.no_op, "duplicate", "duplicates") + ", " +
+             counted(n.dead_entity, "for a dead entity", "for dead entities") + ", " +
+             counted(root, "for entity 0 (the scene root, no entity)",
+                     "for entity 0 (the scene root, no entity)") +
+             "; " +
+             counted(n.other_component, "for a component other than Transform",
+                     "for components other than Transform") +
+             "; " + counted(live, "live entity", "live entities");
+  const bool ignored_any = n.outdated + n.no_op + n.dead_entity + root > 0;
+  (ignored_any ? scene.warnings : scene.notes).push_back(std::move(summary));
 
   size_t malformed = 0, non_unit = 0, non_finite = 0;
   EntityId first_malformed = 0, first_non_unit = 0, first_non_finite = 0;
   for (EntityId e : state.entities()) {
+    if (e == kDclRootEntity) continue;  // its Transform is ignored, and counted above
     const LwwEntry* entry = state.find(e, kDclTransformComponentId);
     if (!entry || entry->deleted) continue;
     const std::optional<DclTransform> t = decode_dcl_transform(entry->data);
@@ -155,19 +171,19 @@ Result<Scene> load_crdt_bytes(std::span<const uint8_t> bytes, const std::string&
     }
   }
   if (malformed)
-    scene.warnings.push_back(std::to_string(malformed) +
-                             " Transform(s) whose data is not 44 bytes, taken as identity at the "
-                             "root (first: entity " + hex_id(first_malformed) + ")");
+    scene.warnings.push_back(counted(malformed, "Transform", "Transforms") +
+                             " whose data is not 44 bytes, taken as identity at the root (first: "
+                             "entity " + hex_id(first_malformed) + ")");
   // The wire carries any 32-bit pattern; the matrices of such an entity and of everything below
   // it are not finite (a dump writes null for those elements).
   if (non_finite)
-    scene.warnings.push_back(std::to_string(non_finite) +
-                             " Transform(s) hold a NaN or an infinity, used as given (first: "
-                             "entity " + hex_id(first_non_finite) + ")");
+    scene.warnings.push_back(counted(non_finite, "Transform holds", "Transforms hold") +
+                             " a NaN or an infinity, used as given (first: entity " +
+                             hex_id(first_non_finite) + ")");
   if (non_unit)
-    scene.warnings.push_back(std::to_string(non_unit) +
-                             " Transform rotation(s) are not unit quaternions, used as given "
-                             "(first: entity " + hex_id(first_non_unit) + ")");
+    scene.warnings.push_back(counted(non_unit, "Transform rotation is not a unit quaternion",
+                                     "Transform rotations are not unit quaternions") +
+                             ", used as given (first: entity " + hex_id(first_non_unit) + ")");
   scene.store = std::move(dcl).release_store();
   return scene;
 }

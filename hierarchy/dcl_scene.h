@@ -54,6 +54,8 @@ class DclScene {
   const EntityStore& store() const { return store_; }
   const CrdtState& state() const { return state_; }
   const CrdtStreamReader& reader() const { return reader_; }
+  // Messages addressed to entity 0, the scene root, which is no entity: they change nothing.
+  uint64_t root_messages() const { return root_messages_; }
   // Hands the store over (for a Scene); the DclScene is not used afterwards.
   EntityStore release_store() && { return std::move(store_); }
 
@@ -64,6 +66,7 @@ class DclScene {
   CrdtState state_;
   EntityStore store_;
   CrdtStreamReader reader_;
+  uint64_t root_messages_ = 0;
 };
 
 // Reads a whole CRDT stream file into a Scene (source = path). Errors name the file and, for a

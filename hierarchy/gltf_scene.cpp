@@ -9,6 +9,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -22,6 +23,7 @@
 #define TINYGLTF_NO_EXTERNAL_IMAGE
 #include <tiny_gltf.h>
 
+#include "gltf_buffers.h"
 #include "json_syntax_error.h"
 
 namespace tprop {
@@ -147,6 +149,34 @@ Result<std::string_view> glb_json_chunk(std::string_view bytes) {
                  " bytes) runs past the end of the file"};
   }
   return bytes.substr(20, chunk_length);
+}
+
+// The size of a .glb's BIN chunk, the second chunk when there is one (nullopt without).
+Result<std::optional<uint64_t>> glb_bin_chunk_bytes(std::string_view bytes) {
+  const uint64_t length = read_u32_le(bytes, 8);  // glb_json_chunk checked it against the file
+  const uint64_t at = 20 + uint64_t(read_u32_le(bytes, 12));
+  if (at + 8 > length || read_u32_le(bytes, size_t(at + 4)) != 0x004E4942u)
+    return std::optional<uint64_t>();
+  const uint64_t chunk_length = read_u32_le(bytes, size_t(at));
+  if (at + 8 + chunk_length > length) {
+    return Error{".glb: the BIN chunk (" + std::to_string(chunk_length) +
+                 " bytes) runs past the end of the file"};
+  }
+  return std::optional<uint64_t>(chunk_length);
+}
+
+// What tinygltf is given: the document without what tprop never reads (buffers, meshes, images,
+// what refers to them, the top-level extras and extensions), so that it neither opens a buffer
+// file nor decodes a data URI nor converts a large extras value a second time;
+// check_gltf_buffers() has checked the buffers instead.
+std::string nodes_only(json doc) {
+  static constexpr const char* kKept[] = {"asset", "scene", "scenes", "nodes", "extensionsUsed",
+                                          "extensionsRequired"};
+  for (auto it = doc.begin(); it != doc.end();) {
+    const bool kept = std::find(std::begin(kKept), std::end(kKept), it.key()) != std::end(kKept);
+    it = kept ? std::next(it) : doc.erase(it);
+  }
+  return doc.dump();
 }
 
 // Deeply nested JSON would make tinygltf (which converts extras recursively) overflow the stack.
@@ -399,10 +429,14 @@ Result<Scene> parse_unguarded(std::string_view bytes, const std::string& path) {
       return Error{path + ": not a .glb file: it does not start with the \"glTF\" magic"};
   }
   std::string_view json_text = bytes;
+  std::optional<uint64_t> bin_bytes;
   if (binary) {
     Result<std::string_view> chunk = glb_json_chunk(bytes);
     if (!chunk) return Error{path + ": " + chunk.error().message};
     json_text = *chunk;
+    Result<std::optional<uint64_t>> bin = glb_bin_chunk_bytes(bytes);
+    if (!bin) return Error{path + ": " + bin.error().message};
+    bin_bytes = *bin;
   }
   // Parsed JSON takes several times its size in memory, twice over (here and in tinygltf).
   if (json_text.size() > kMaxGltfJsonBytes) {
@@ -414,6 +448,7 @@ Result<Scene> parse_unguarded(std::string_view bytes, const std::string& path) {
   // Our own pass over the JSON first: tinygltf skips mistyped properties without a word.
   Warnings warnings(path);
   std::vector<uint32_t> parent;
+  std::string tinygltf_text;
   {
     json doc;
     try {
@@ -432,6 +467,9 @@ Result<Scene> parse_unguarded(std::string_view bytes, const std::string& path) {
     Result<std::vector<uint32_t>> checked = check_nodes_and_scenes(doc, warnings);
     if (!checked) return Error{path + ": " + checked.error().message};
     parent = std::move(checked).value();
+    if (Status buffers = check_gltf_buffers(doc, path, bin_bytes); !buffers)
+      return Error{path + ": " + buffers.error().message};
+    tinygltf_text = nodes_only(std::move(doc));
   }  // the document is freed before tinygltf parses its own copy
 
   tinygltf::TinyGLTF loader;
@@ -442,12 +480,10 @@ Result<Scene> parse_unguarded(std::string_view bytes, const std::string& path) {
   if (base_dir.empty()) base_dir = ".";
   tinygltf::Model model;
   std::string err, warn;
-  const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
-  const bool loaded =
-      binary ? loader.LoadBinaryFromMemory(&model, &err, &warn, data,
-                                           static_cast<unsigned int>(bytes.size()), base_dir)
-             : loader.LoadASCIIFromString(&model, &err, &warn, bytes.data(),
-                                          static_cast<unsigned int>(bytes.size()), base_dir);
+  const bool loaded = loader.LoadASCIIFromString(&model, &err, &warn, tinygltf_text.data(),
+                                                 static_cast<unsigned int>(tinygltf_text.size()),
+                                                 base_dir);
+  tinygltf_text = std::string();
   if (!loaded) {
     std::string message;
     for (const std::string& line : lines(err)) message += (message.empty() ? "" : "; ") + line;

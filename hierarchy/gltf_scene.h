@@ -15,8 +15,9 @@
 // JSON nested absurdly deep, a bad .glb header, no nodes or no scene at all, a property of the
 // wrong JSON type or length (name, matrix, translation, rotation, scale, children, scenes,
 // scene), a number too large for a float, a child or scene node index out of range, a node
-// listed as a child twice or by two parents, and whatever tinygltf rejects (a missing or
-// unreadable buffer, a bad buffer size, bad accessors...).
+// listed as a child twice or by two parents, a buffer that gltf_buffers.h refuses (missing, of
+// another size than its byteLength, undecodable base64, or a uri leading outside the file's
+// folder), and whatever tinygltf rejects in the rest. Buffers are checked, never read or decoded.
 // Warned repairs (Scene::warnings): a node that is its own ancestor (a cycle in children) keeps
 // its edges and the depth sort breaks the cycle as everywhere else; a rotation whose length is
 // off 1 by more than 1e-3 is used as given; a node with both matrix and TRS uses the matrix; a
@@ -33,8 +34,8 @@
 
 namespace tprop {
 
-// Guards against inputs that would only exhaust memory: a .glb or a buffer file (mostly mesh
-// data, which is read to check it but not kept) may be large; the JSON (a .gltf, or a .glb's JSON
+// Guards against inputs that would only exhaust memory: a .glb may be large (its BIN chunk is
+// mostly mesh data, never read); the JSON (a .gltf, or a .glb's JSON
 // chunk) is parsed into trees several times its size.
 inline constexpr uint64_t kMaxGltfFileBytes = uint64_t(2) << 30;
 inline constexpr uint64_t kMaxGltfJsonBytes = uint64_t(256) << 20;

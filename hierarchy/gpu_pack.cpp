@@ -74,7 +74,7 @@ gpu::RareRecord pack_rare(const EntityStore& store, uint32_t slot) {
   if (m & bit(Component::CompositeScale)) {
     r.composite_scale = composite_scale(store, slot);
     // Exactly what parent_scale_inverse_from() computes for this entity's children.
-    r.inverse_composite_scale = glm::inverse(r.composite_scale);
+    r.inverse_composite_scale = inverse_composite_scale(store, slot);
   } else {
     r.composite_scale = float4x4(1.0f);
     r.inverse_composite_scale = float4x4(1.0f);

@@ -18,6 +18,8 @@ struct Scene {
   std::string source;
   // Repairs and oddities a loader accepted but the user should hear about (one line each).
   std::vector<std::string> warnings;
+  // What a loader sums up when nothing was wrong (one line each; not warnings).
+  std::vector<std::string> notes;
 };
 
 }  // namespace tprop

@@ -7,8 +7,10 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string_view>
 
+#include "compose.h"
 #include "dcl_scene.h"
 #include "gltf_scene.h"
 #include "scene_generators.h"
@@ -46,6 +48,16 @@ FileFormat detect_format(const std::string& path, std::string_view bytes) {
   return FileFormat::Unknown;
 }
 
+// What the transform rules will do with the loaded scene that its author should hear about once
+// (generated scenes never carry ParentScaleInverse, so they skip this scan).
+Result<Scene> with_rule_warnings(Result<Scene> loaded) {
+  if (loaded) {
+    if (std::optional<std::string> w = degenerate_scale_inverse_warning(loaded->store))
+      loaded->warnings.push_back(std::move(*w));
+  }
+  return loaded;
+}
+
 }  // namespace
 
 Result<std::string> read_file_bytes(const std::string& path) {
@@ -74,17 +86,22 @@ Result<Scene> load_scene(const std::string& spec, uint64_t seed) {
     // Generator specs ("gen:...") are dispatched here, before the spec is taken as a path.
     if (is_generator_spec(spec)) return generate_scene(spec, seed);
 
-    Result<std::string> bytes = read_file_bytes(spec);
+    // "-" is standard input (a pipe or a redirected file; a terminal is refused as a device),
+    // named "<stdin>" in messages; its format is told by its first bytes.
+    const bool from_stdin = spec == kStdinSpec;
+    const std::string name = from_stdin ? "<stdin>" : spec;
+    Result<std::string> bytes = read_file_bytes(from_stdin ? "/dev/stdin" : spec);
+    if (!bytes && from_stdin) return Error{"standard input: " + bytes.error().message};
     if (!bytes) return bytes.error();
-    switch (detect_format(spec, *bytes)) {
-      case FileFormat::Json: return parse_scene_json(*bytes, spec);
-      case FileFormat::Gltf: return parse_gltf_scene(*bytes, spec);
+    switch (detect_format(name, *bytes)) {
+      case FileFormat::Json: return with_rule_warnings(parse_scene_json(*bytes, name));
+      case FileFormat::Gltf: return with_rule_warnings(parse_gltf_scene(*bytes, name));
       case FileFormat::Crdt:
-        return load_crdt_scene_from_bytes(
-            {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, spec);
+        return with_rule_warnings(load_crdt_scene_from_bytes(
+            {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, name));
       case FileFormat::Unknown: break;
     }
-    return Error{spec +
+    return Error{name +
                  ": unknown scene format (expected a .json scene, a .gltf or .glb file, a "
                  "Decentraland .crdt stream, or a gen: spec)"};
   } catch (const std::exception& e) {  // std::bad_alloc while parsing

@@ -174,12 +174,8 @@ Result<VkPhysicalDevice> pick_device(ContextState& s, const std::string& wanted_
     return std::string(p.deviceName);
   };
   if (!wanted.empty()) {
-    const bool is_index = std::all_of(wanted.begin(), wanted.end(),
-                                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
     for (uint32_t i = 0; i < count; ++i) {
-      const bool match = is_index ? std::to_string(i) == wanted
-                                  : lower(name_of(devices[i])).find(lower(wanted)) != std::string::npos;
-      if (!match) continue;
+      if (!device_selector_matches(wanted, i, name_of(devices[i]))) continue;
       const Support support = check_support(s, devices[i]);
       if (!support.ok)
         return Error{source + " '" + wanted + "' selects '" + name_of(devices[i]) + "', which " +
@@ -389,6 +385,14 @@ Result<VulkanContext> VulkanContext::adopt(const AdoptInfo& info) {
     return Error{"the adopted device lacks Vulkan 1.3 entry points (create it with apiVersion "
                  "1.3 and required_device_setup())"};
   return VulkanContext(std::move(s));
+}
+
+bool device_selector_matches(const std::string& selector, uint32_t index, const std::string& name) {
+  const bool is_index = std::all_of(selector.begin(), selector.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
+  return is_index ? std::to_string(index) == selector
+                  : lower(name).find(lower(selector)) != std::string::npos;
 }
 
 Result<std::vector<std::string>> list_devices() {

@@ -101,6 +101,10 @@ class VulkanContext {
 // this list); an error when there is no loader or no device at all.
 Result<std::vector<std::string>> list_devices();
 
+// Whether a device selector (ContextOptions::device, TPROP_DEVICE) picks the device at `index`
+// named `name`: all digits match the index, anything else a case-insensitive part of the name.
+bool device_selector_matches(const std::string& selector, uint32_t index, const std::string& name);
+
 // A message for a VkResult: the enum name and what to do.
 std::string describe(VkResult result);
 

@@ -78,6 +78,17 @@ Evaluation evaluate_cpu(EntityStore& store, bool bake) {
   return e;
 }
 
+Status check_device_option(const std::string& device) {
+  Result<std::vector<std::string>> devices = list_devices();
+  if (!devices) return Error{"--device '" + device + "': " + devices.error().message};
+  std::string names;
+  for (uint32_t i = 0; i < devices->size(); ++i) {
+    if (device_selector_matches(device, i, (*devices)[i])) return ok_status();
+    names += " [" + std::to_string(i) + "] " + (*devices)[i];
+  }
+  return Error{"--device '" + device + "' matches no Vulkan device; devices:" + names};
+}
+
 int devices_command(const std::vector<std::string>& args) {
   for (const std::string& a : args) {
     if (a == "-h" || a == "--help") {

@@ -47,6 +47,10 @@ class GpuBackend {
 // can run the same frame afterwards (--validate).
 Evaluation evaluate_cpu(EntityStore& store, bool bake);
 
+// Whether an explicit --device names one of the Vulkan devices (for a run that opens none, such
+// as --backend cpu): the error says what it matched against.
+Status check_device_option(const std::string& device);
+
 // `tprop devices`: the Vulkan devices, one a line with its index. Returns the exit code.
 int devices_command(const std::vector<std::string>& args);
 

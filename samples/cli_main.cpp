@@ -1,5 +1,6 @@
 // The `tprop` command: dispatches to a subcommand (run, render, devices); others (a benchmark,
 // a diff of two dumps) slot in beside them.
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -8,6 +9,10 @@
 #include "cli_backend.h"
 #include "cli_render.h"
 #include "cli_run.h"
+
+#ifndef TPROP_VERSION
+#error "TPROP_VERSION (the project version, from CMake) must be defined by the build"
+#endif
 
 namespace {
 
@@ -26,8 +31,10 @@ void print_usage(std::FILE* out) {
                "\n"
                "options:\n"
                "  -h, --help   print this help (`tprop COMMAND --help` for a command's own)\n"
+               "  --version    print the version (tprop %s)\n"
                "\n"
-               "exit status: 0 ok, 1 bad input or runtime failure, 2 usage error\n");
+               "exit status: 0 ok, 1 bad input or runtime failure, 2 usage error\n",
+               TPROP_VERSION);
 }
 
 int dispatch(int argc, char** argv) {
@@ -39,6 +46,10 @@ int dispatch(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "-h" || command == "--help" || command == "help") {
     print_usage(stdout);
+    return kExitOk;
+  }
+  if (command == "--version") {
+    std::printf("tprop %s\n", TPROP_VERSION);
     return kExitOk;
   }
   const std::vector<std::string> args(argv + 2, argv + argc);
@@ -53,6 +64,9 @@ int dispatch(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Past a file size limit (ulimit -f) a write then fails with EFBIG, which the dump and the PNG
+  // writer report with exit status 1, instead of SIGXFSZ killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   // The library reports errors as values; what can still escape here is std::bad_alloc.
   try {
     return dispatch(argc, argv);

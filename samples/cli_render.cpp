@@ -24,10 +24,14 @@ constexpr uint32_t kMaxSide = 16384;  // render_scene's limit
 Status check_writable(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  if (access(dir.c_str(), W_OK) != 0) {
+  std::error_code ec;
+  // An existing file (or a device such as /dev/stdout) needs only to be writable itself.
+  const bool existing_file = std::filesystem::exists(path, ec) &&
+                             !std::filesystem::is_directory(path, ec) &&
+                             access(path.c_str(), W_OK) == 0;
+  if (!existing_file && access(dir.c_str(), W_OK) != 0) {
     return Error{"cannot write " + path + ": " + std::strerror(errno) + " (folder " + dir + ")"};
   }
-  std::error_code ec;
   if ((!path.empty() && path.back() == '/') || std::filesystem::is_directory(path, ec))
     return Error{"cannot write " + path + ": it is a folder"};
   return ok_status();
@@ -76,6 +80,7 @@ int render_command(const std::vector<std::string>& args) {
   Result<Scene> scene = load_scene(spec, options.seed);
   progress.done();
   if (!scene) return fail(scene.error().message);
+  for (const std::string& n : scene->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   for (const std::string& w : scene->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 
   progress.phase("rendering");

@@ -16,6 +16,7 @@ namespace tprop::cli {
 struct ValidationReport {
   Comparison comparison;
   uint32_t worst_entity = 0;  // the entity id at comparison.worst_position
+  uint32_t max_abs_entity = 0;  // the entity id at comparison.max_abs_position
 };
 
 struct RunReport {

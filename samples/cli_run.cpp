@@ -76,7 +76,7 @@ const char* run_usage() {
          "  SCENE               a JSON scene (.json; format: README.md), a glTF file (.gltf,\n"
          "                      .glb), a Decentraland CRDT stream (.crdt), or a generator\n"
          "                      spec: gen:chain:N, gen:flat:N, gen:forest:N[:B],\n"
-         "                      gen:dcl:SCENES:ENTITIES\n"
+         "                      gen:dcl:SCENES:ENTITIES, or - for standard input\n"
          "  --backend BACKEND   cpu: the CPU reference; gpu: Vulkan compute (exit 1 without a\n"
          "                      device); auto (default): gpu when a device is usable, else cpu\n"
          "                      with a one-line notice on stderr saying why\n"
@@ -119,12 +119,18 @@ int run_command(const std::vector<std::string>& args) {
   }
   report.load_ms = ms_since(start);
   Scene& scene = *loaded;
+  for (const std::string& n : scene.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   for (const std::string& w : scene.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   report.input = scene.source;
   report.warnings = scene.warnings.size();
 
-  // The GPU, when the backend or --validate asks for it.
+  // The GPU, when the backend or --validate asks for it. A --device the user named is binding:
+  // never a silent fallback, and checked even when no device is opened.
   std::unique_ptr<GpuBackend> gpu;
+  if (options.backend == Backend::Cpu && !options.validate && !options.device.empty()) {
+    if (Status named = check_device_option(options.device); !named)
+      return fail(progress, named.error().message);
+  }
   if (options.backend != Backend::Cpu || options.validate) {
     progress.phase("opening the Vulkan device");
     Result<std::unique_ptr<GpuBackend>> opened = GpuBackend::open(options.device);
@@ -135,6 +141,8 @@ int run_command(const std::vector<std::string>& args) {
       return fail(progress, "--backend gpu: no usable Vulkan device: " + opened.error().message);
     } else if (options.validate) {
       return fail(progress, "--validate needs a Vulkan device: " + opened.error().message);
+    } else if (!options.device.empty()) {
+      return fail(progress, opened.error().message);  // names the device option and why
     } else {
       report.fallback = opened.error().message;
       std::fprintf(stderr, "tprop run: no usable Vulkan device (%s); running the CPU reference\n",
@@ -183,8 +191,11 @@ int run_command(const std::vector<std::string>& args) {
     if (!compared) return fail(progress, compared.error().message);
     ValidationReport v;
     v.comparison = std::move(*compared);
-    if (v.comparison.compared > 0)
-      v.worst_entity = scene.store.id_at(cpu_frame->order.slot[v.comparison.worst_position]);
+    if (v.comparison.compared > 0) {
+      const std::vector<uint32_t>& slot = cpu_frame->order.slot;
+      v.worst_entity = scene.store.id_at(slot[v.comparison.worst_position]);
+      v.max_abs_entity = scene.store.id_at(slot[v.comparison.max_abs_position]);
+    }
     report.validation = std::move(v);
   }
 

@@ -1,7 +1,9 @@
 #include "render_scene.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 // The one translation unit that holds stb_image_write.
@@ -445,9 +447,27 @@ Result<RenderedImage> render_scene(Scene& scene, const RenderOptions& options) {
 }
 
 Status write_png(const std::string& path, const RenderedImage& image) {
-  if (!stbi_write_png(path.c_str(), int(image.width), int(image.height), 4, image.rgba.data(),
-                      int(image.width * 4)))
-    return Error{"cannot write PNG '" + path + "' (is the folder there and writable?)"};
+  // stbi_write_png ignores fwrite's and fclose's failures (a full disk, /dev/full, a file size
+  // limit): encode through a callback and check every write, the flush and the close.
+  struct Sink {
+    std::FILE* file;
+    int error;
+  };
+  Sink sink{std::fopen(path.c_str(), "wb"), 0};
+  if (!sink.file) return Error{"cannot write PNG '" + path + "': " + std::strerror(errno)};
+  const auto put = [](void* user, void* data, int size) {
+    Sink* s = static_cast<Sink*>(user);
+    if (s->error == 0 && std::fwrite(data, 1, size_t(size), s->file) != size_t(size))
+      s->error = errno != 0 ? errno : EIO;
+  };
+  errno = 0;
+  const int encoded = stbi_write_png_to_func(put, &sink, int(image.width), int(image.height), 4,
+                                             image.rgba.data(), int(image.width * 4));
+  if (sink.error == 0 && std::fflush(sink.file) != 0) sink.error = errno != 0 ? errno : EIO;
+  if (std::fclose(sink.file) != 0 && sink.error == 0) sink.error = errno != 0 ? errno : EIO;
+  if (!encoded) return Error{"cannot encode the PNG for '" + path + "'"};
+  if (sink.error != 0)
+    return Error{"cannot write PNG '" + path + "': " + std::strerror(sink.error)};
   return ok_status();
 }
 

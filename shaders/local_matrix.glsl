@@ -5,6 +5,8 @@
 #ifndef TPROP_LOCAL_MATRIX_GLSL
 #define TPROP_LOCAL_MATRIX_GLSL
 
+const float kSmallestNormalFloat = 1.17549435e-38;  // FLT_MIN, 2^-126
+
 mat4 parent_scale_inverse(uint pos, uint rare) {
   uint parent = PARENT_SELF[SELF(pos)];
   uint parent_flags = FLAGS[parent];
@@ -15,7 +17,10 @@ mat4 parent_scale_inverse(uint pos, uint rare) {
     return RARE[parent_rare].inverse_composite_scale;
   }
   if ((parent_flags & kFlagScale) != 0u) {
-    vec3 s = 1.0 / SCALE[parent].xyz;
+    // hierarchy/compose.cpp inverse_scale_factor: a factor without a finite reciprocal (0, or
+    // below the smallest normal float) inverts to 0, so no infinity reaches a product.
+    vec3 scale = SCALE[parent].xyz;
+    vec3 s = mix(1.0 / scale, vec3(0.0), lessThan(abs(scale), vec3(kSmallestNormalFloat)));
     return mat4(vec4(s.x, 0, 0, 0), vec4(0, s.y, 0, 0), vec4(0, 0, s.z, 0), vec4(0, 0, 0, 1));
   }
   if (rare != kNoIndex) return RARE[rare].user_parent_scale_inverse;

@@ -158,6 +158,24 @@ TEST(CliNoDevice, ValidateNeedsADevice) {
   EXPECT_CONTAINS(o.err, "--validate needs a Vulkan device");
 }
 
+// An explicit --device is binding: no silent CPU fallback under auto, and checked under cpu.
+TEST(CliNoDevice, DeviceOptionNamingNoDeviceFailsForEveryBackend) {
+  for (const std::string backend : {"", " --backend auto", " --backend cpu"}) {
+    const Outcome o = run_tprop("run gen:flat:3 --device no-such-device" + backend);
+    EXPECT_EQ(o.exit_code, 1) << backend << ": " << o.err;
+    EXPECT_CONTAINS(o.err, "'no-such-device'");
+    EXPECT_EQ(o.err.find("running the CPU reference"), std::string::npos) << o.err;
+    EXPECT_TRUE(o.out.empty()) << o.out;
+  }
+}
+
+TEST(CliNoDevice, DeviceOptionNamingADeviceRunsOnTheCpuBackend) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const Outcome o = run_tprop("run gen:flat:3 --backend cpu --device 0");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_CONTAINS(o.out, "backend          cpu (CPU reference)");
+}
+
 TEST(CliNoDevice, DeviceOptionNamingNoDeviceFailsForTheGpuBackend) {
   const Outcome o = run_tprop("run gen:flat:3 --backend gpu --device no-such-device");
   EXPECT_EQ(o.exit_code, 1);

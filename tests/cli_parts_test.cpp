@@ -159,6 +159,33 @@ TEST(Compare, ErrorsAreMeasuredInUnitsOfTheLevelsTolerance) {
   EXPECT_EQ(above->first[0].row, 0);
 }
 
+// The root's error is small but half its tight tolerance; the child's is four times larger in
+// absolute terms but a quarter of its (level 1, magnitude 8) tolerance: two different entities.
+TEST(Compare, LargestRelativeAndLargestAbsoluteErrorsAreLocatedSeparately) {
+  const DepthOrder order = two_level_order();
+  std::vector<float4x4> reference(2, float4x4(1.0f));
+  reference[1][3] = float4(8.0f, 0.0f, 0.0f, 1.0f);
+  std::vector<float4x4> got = reference;
+  got[0][0][0] = 1.0f + std::ldexp(1.0f, -20);  // 2^-20 of 2^-19: ratio 0.5
+  got[1][3][0] = 8.0f + std::ldexp(1.0f, -17);  // 2^-17 of 2^-15: ratio 0.25
+  auto c = compare_local_to_world(order, reference, got);
+  ASSERT_TRUE(c.ok());
+  EXPECT_DOUBLE_EQ(c->worst_ratio, 0.5);
+  EXPECT_EQ(c->worst_position, 0u);
+  EXPECT_DOUBLE_EQ(c->max_abs_error, std::ldexp(1.0, -17));
+  EXPECT_EQ(c->max_abs_position, 1u);
+
+  ValidationReport v;
+  v.comparison = *c;
+  v.worst_entity = 1;
+  v.max_abs_entity = 2;
+  const std::string line = validation_line(v);
+  EXPECT_NE(line.find("max error 0.5 of tolerance at entity 1, max abs error 7.63e-06 at entity 2: "
+                      "within tolerance"),
+            std::string::npos)
+      << line;
+}
+
 TEST(Compare, TwoNansAgreeButANanAgainstANumberIsInfinitelyWrong) {
   const DepthOrder order = two_level_order();
   const float nan = std::numeric_limits<float>::quiet_NaN();

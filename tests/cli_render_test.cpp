@@ -47,6 +47,23 @@ TEST(CliRender, UnwritableOutputFailsWithOneNamingThePath) {
   EXPECT_CONTAINS(o.err, "/nonexistent-dir/out.png");
 }
 
+// The PNG's writes are checked: a full device or a file size limit is exit 1 with the reason,
+// never "rendered".
+TEST(CliRender, AFailedPngWriteFailsWithOneAndSaysWhy) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const Outcome full = run_tprop("render gen:forest:50 -o /dev/full --size 64x48");
+  EXPECT_EQ(full.exit_code, 1) << full.err;
+  EXPECT_CONTAINS(full.err, "cannot write PNG '/dev/full': No space left on device");
+  EXPECT_EQ(full.out.find("rendered"), std::string::npos) << full.out;
+  // 1 KiB (ulimit -f counts 512-byte blocks): room for the messages, not for the image.
+  const std::string png = temp_path("limited.png");
+  const Outcome limited =
+      run_tprop("render gen:forest:2000 -o " + quoted(png) + " --size 512x512", "ulimit -f 2;");
+  EXPECT_EQ(limited.exit_code, 1) << limited.err;
+  EXPECT_CONTAINS(limited.err, "File too large");
+  EXPECT_EQ(limited.out.find("rendered"), std::string::npos) << limited.out;
+}
+
 TEST(CliRender, OutputThatIsAFolderFailsBeforeRendering) {
   // Checked before the scene is loaded or a device opened, so no device is needed.
   const std::string folder = ::testing::TempDir();

@@ -161,6 +161,35 @@ TEST(Cli, HelpPrintsUsageAndSucceeds) {
                   "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--seed N] [--dump FILE]");
 }
 
+TEST(Cli, VersionPrintsTheProjectVersion) {
+  const Outcome o = run_tprop("--version");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, std::string("tprop ") + TPROP_PROJECT_VERSION + "\n");
+  EXPECT_CONTAINS(run_tprop("--help").out, "--version");
+}
+
+// "-" reads the scene from standard input, its format told by its first bytes.
+TEST(Cli, DashReadsTheSceneFromStandardInput) {
+  const std::string scene = temp_path("stdin.json");
+  write_file(scene, R"({"entities":[{"id":1,"Translation":[1,2,3]},{"id":2,"parent":1}]})");
+  const std::string dump = temp_path("stdin_dump.json");
+  const Outcome o =
+      run_tprop("run - --backend cpu --dump " + quoted(dump) + " < " + quoted(scene));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_CONTAINS(o.out, "input            <stdin>\n");
+  EXPECT_CONTAINS(o.out, "entities         2\n");
+  EXPECT_CONTAINS(read_text(dump),
+                  R"("id": 2, "localToWorld": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1, 2, 3, 1])");
+  const Outcome crdt =
+      run_tprop("run - --backend cpu < " + quoted(TPROP_ASSETS_DIR "/plaza.crdt"));
+  EXPECT_EQ(crdt.exit_code, 0) << crdt.err;
+  EXPECT_CONTAINS(crdt.err, "crdt: ");
+  write_file(scene, "{\"entities\": [");
+  const Outcome bad = run_tprop("run - < " + quoted(scene));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_CONTAINS(bad.err, "<stdin>:1:");
+}
+
 TEST(Cli, GeneratorSpecsRunWithASeed) {
   // gen:chain:N is one chain: N entities on N levels, a single root.
   const Outcome o = run_tprop("run gen:chain:50 --seed 7");

@@ -275,8 +275,10 @@ TEST(DclScene, LoadFromBytesReportsCountsAndErrorsNameTheSourceAndOffset) {
   ASSERT_EQ(scene->warnings.size(), 2u);
   EXPECT_NE(scene->warnings[0].find("4 messages"), std::string::npos) << scene->warnings[0];
   EXPECT_NE(scene->warnings[0].find("PUT_COMPONENT 4"), std::string::npos) << scene->warnings[0];
-  EXPECT_NE(scene->warnings[0].find("1 duplicates"), std::string::npos) << scene->warnings[0];
-  EXPECT_NE(scene->warnings[1].find("not unit quaternions"), std::string::npos);
+  EXPECT_NE(scene->warnings[0].find("1 duplicate,"), std::string::npos) << scene->warnings[0];
+  EXPECT_NE(scene->warnings[1].find("1 Transform rotation is not a unit quaternion"),
+            std::string::npos)
+      << scene->warnings[1];
   EXPECT_NE(scene->warnings[1].find("0x00000002"), std::string::npos);
 
   const std::vector<uint8_t> cut(bytes.begin(), bytes.end() - 3);
@@ -299,9 +301,11 @@ TEST(DclScene, NonFiniteTransformValuesAreWarnedAndUsedAsGiven) {
   auto scene = load_crdt_scene_from_bytes(encode_crdt_messages(messages), "odd.crdt");
   ASSERT_TRUE(scene) << scene.error().message;
   EXPECT_EQ(scene->store.size(), 3u);
-  ASSERT_EQ(scene->warnings.size(), 2u);
-  EXPECT_EQ(scene->warnings[1],
-            "2 Transform(s) hold a NaN or an infinity, used as given (first: entity 0x00000002)");
+  // Nothing was ignored: the summary is a note, not a warning.
+  ASSERT_EQ(scene->notes.size(), 1u);
+  ASSERT_EQ(scene->warnings.size(), 1u);
+  EXPECT_EQ(scene->warnings[0],
+            "2 Transforms hold a NaN or an infinity, used as given (first: entity 0x00000002)");
   const uint32_t slot = scene->store.slot_of(2);
   ASSERT_NE(slot, EntityStore::kNoSlot);
   EXPECT_EQ(scene->store.translation_at(slot).x, inf);
@@ -311,8 +315,38 @@ TEST(DclScene, EmptyStreamIsAnEmptySceneSummedUpAsNoMessages) {
   auto scene = load_crdt_scene_from_bytes({}, "empty.crdt");
   ASSERT_TRUE(scene) << scene.error().message;
   EXPECT_EQ(scene->store.size(), 0u);
-  ASSERT_EQ(scene->warnings.size(), 1u);
-  EXPECT_EQ(scene->warnings[0].rfind("crdt: 0 messages; ignored: ", 0), 0u) << scene->warnings[0];
+  EXPECT_TRUE(scene->warnings.empty());
+  ASSERT_EQ(scene->notes.size(), 1u);
+  EXPECT_EQ(scene->notes[0].rfind("crdt: 0 messages; ignored: ", 0), 0u) << scene->notes[0];
+}
+
+// A clean stream is summed up as a note, in the singular where there is one; a message for
+// entity 0 (the scene root) is counted as ignored, which makes the summary a warning, and its
+// Transform draws no other warning.
+TEST(DclScene, SummaryIsANoteUnlessSomethingWasIgnoredAndCountsInTheRightNumber) {
+  const std::vector<CrdtMessage> one = {put_transform(1, 1, at({1, 0, 0}, 0))};
+  auto clean = load_crdt_scene_from_bytes(encode_crdt_messages(one), "one.crdt");
+  ASSERT_TRUE(clean) << clean.error().message;
+  EXPECT_TRUE(clean->warnings.empty());
+  ASSERT_EQ(clean->notes.size(), 1u);
+  EXPECT_EQ(clean->notes[0],
+            "crdt: 1 message (PUT_COMPONENT 1); ignored: 0 outdated, 0 duplicates, 0 for dead "
+            "entities, 0 for entity 0 (the scene root, no entity); 0 for components other than "
+            "Transform; 1 live entity");
+
+  const std::vector<CrdtMessage> with_root = {
+      put_transform(0, 1, dcl_test::transform({0, 0, 0}, make_quat(0, 0, 0, 2))),
+      put_transform(1, 1, at({1, 0, 0}, 0)), put_transform(1, 1, at({1, 0, 0}, 0))};
+  auto rooted = load_crdt_scene_from_bytes(encode_crdt_messages(with_root), "root.crdt");
+  ASSERT_TRUE(rooted) << rooted.error().message;
+  EXPECT_EQ(rooted->store.size(), 1u);
+  EXPECT_TRUE(rooted->notes.empty());
+  ASSERT_EQ(rooted->warnings.size(), 1u) << rooted->warnings.back();
+  EXPECT_NE(rooted->warnings[0].find("1 duplicate, 0 for dead entities, 1 for entity 0 (the scene "
+                                     "root, no entity)"),
+            std::string::npos)
+      << rooted->warnings[0];
+  EXPECT_NE(rooted->warnings[0].find("; 1 live entity"), std::string::npos) << rooted->warnings[0];
 }
 
 TEST(DclScene, LoadFileErrorNamesThePath) {

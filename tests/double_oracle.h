@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -210,13 +211,17 @@ class Model {
   }
   std::optional<Bounded> parent_scale_inverse_from(const Entity& p) const {
     if (p.composite_scale) return inverse_factor(composite_scale_of(p));
+    // README (Semantics): a factor without a finite float reciprocal inverts to 0.
+    const auto inv = [](double s) {
+      return std::fabs(s) < double(std::numeric_limits<float>::min()) ? 0.0 : 1.0 / s;
+    };
     if (p.uniform_scale) {
-      const double s = 1.0 / *p.uniform_scale;
+      const double s = inv(*p.uniform_scale);
       return rounded(scale(V3{s, s, s}), 1);
     }
     if (p.non_uniform_scale) {
       const V3 v = *p.non_uniform_scale;
-      return rounded(scale(V3{1 / v.x, 1 / v.y, 1 / v.z}), 1);
+      return rounded(scale(V3{inv(v.x), inv(v.y), inv(v.z)}), 1);
     }
     return std::nullopt;
   }

@@ -200,6 +200,109 @@ TEST_F(GltfScene, MissingBufferFileIsAnErrorNamingIt) {
                   "missing.bin");
 }
 
+// A buffer uri must stay inside the glTF file's folder: `..` (however deep) and symlinks out of
+// it are refused before the target is looked at, so the message cannot leak its size or its
+// existence.
+TEST_F(GltfScene, BufferUriLeadingOutOfTheFolderIsRefused) {
+  fs::create_directories(dir_ / "sub");
+  write("secret.bin", "abcd");
+  const auto load_sub = [&](const std::string& uri) {
+    const std::string path =
+        write("sub/scene.gltf",
+              doc("[{}]", R"(,"buffers":[{"uri":")" + uri + R"(","byteLength":4}])"));
+    return load_gltf_scene(path);
+  };
+  for (const std::string uri :
+       {"../secret.bin", "../../../../../../etc/passwd", "x/../../secret.bin"}) {
+    Result<Scene> scene = load_sub(uri);
+    ASSERT_FALSE(scene.ok()) << uri;
+    EXPECT_CONTAINS(scene.error().message, "leads outside the glTF file's folder");
+    EXPECT_FALSE(contains(scene.error().message, "bytes")) << scene.error().message;
+  }
+  // A symlink to the file, and a symlinked folder, out of the folder.
+  fs::create_symlink(dir_ / "secret.bin", dir_ / "sub" / "link.bin");
+  fs::create_directory_symlink(dir_, dir_ / "sub" / "up");
+  for (const std::string uri : {"link.bin", "up/secret.bin"}) {
+    Result<Scene> scene = load_sub(uri);
+    ASSERT_FALSE(scene.ok()) << uri;
+    EXPECT_CONTAINS(scene.error().message, "buffers[0].uri \"" + uri + "\"");
+    EXPECT_CONTAINS(scene.error().message, "leads outside the glTF file's folder");
+  }
+  // Inside it, `..` and symlinks are fine.
+  write("sub/data.bin", "wxyz");
+  fs::create_symlink("data.bin", dir_ / "sub" / "alias.bin");
+  for (const std::string uri : {"alias.bin", "up/sub/data.bin", "../sub/data.bin"}) {
+    Result<Scene> scene = load_sub(uri);
+    EXPECT_TRUE(scene.ok()) << uri << ": " << scene.error().message;
+  }
+}
+
+TEST_F(GltfScene, AbsoluteAndSchemeBufferUrisAreRefusedWithTheReason) {
+  const auto error_for = [&](const std::string& uri) {
+    return error_of(doc("[{}]", R"(,"buffers":[{"uri":")" + uri + R"(","byteLength":4}])"));
+  };
+  EXPECT_CONTAINS(error_for("/etc/passwd"), "an absolute path is refused");
+  EXPECT_CONTAINS(error_for("%2Fetc%2Fpasswd"), "an absolute path is refused");
+  EXPECT_CONTAINS(error_for("file:///etc/passwd"), "the scheme \"file:\" is refused");
+  EXPECT_CONTAINS(error_for("https://example.com/a.bin"), "the scheme \"https:\" is refused");
+  EXPECT_CONTAINS(error_for("bad%zz.bin"), "not followed by two hex digits");
+}
+
+TEST_F(GltfScene, BufferFilesAreCheckedBySizeAndPercentDecoded) {
+  write("my data.bin", "abcd");
+  Result<Scene> ok =
+      load_text(doc("[{}]", R"(,"buffers":[{"uri":"my%20data.bin","byteLength":4}])"));
+  EXPECT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_CONTAINS(error_of(doc("[{}]", R"(,"buffers":[{"uri":"my%20data.bin","byteLength":9}])")),
+                  "buffers[0].uri \"my%20data.bin\": a file of 4 bytes, but byteLength says 9");
+  fs::create_directories(dir_ / "folder.bin");
+  EXPECT_CONTAINS(error_of(doc("[{}]", R"(,"buffers":[{"uri":"folder.bin","byteLength":4}])")),
+                  "not a regular file");
+  EXPECT_CONTAINS(error_of(doc("[{}]", R"(,"buffers":[{"byteLength":4}])")),
+                  "buffers[0] has no uri");
+  EXPECT_CONTAINS(error_of(doc("[{}]", R"(,"buffers":[{"uri":"a.bin"}])")),
+                  "buffers[0].byteLength must be an integer of at least 1");
+}
+
+// A data URI is checked by counting its base64 (4 characters per 3 bytes, less the padding),
+// never decoded; what is wrong with it is said in one short line, without echoing it.
+TEST_F(GltfScene, DataUrisAreCheckedByLengthInOneShortLine) {
+  const auto with_data = [](const std::string& payload, uint64_t length) {
+    return doc("[{}]", R"(,"buffers":[{"uri":"data:application/octet-stream;base64,)" + payload +
+                           R"(","byteLength":)" + std::to_string(length) + "}]");
+  };
+  // "AQIDBA==" is the 4 bytes 1 2 3 4; unpadded and gltf-buffer forms too.
+  for (const std::string& text :
+       {with_data("AQIDBA==", 4), with_data("AQIDBA", 4), with_data("AQID", 3),
+        doc("[{}]", R"(,"buffers":[{"uri":"data:application/gltf-buffer;base64,AQIDBAU=",)"
+                    R"("byteLength":5}])")}) {
+    Result<Scene> scene = load_text(text);
+    EXPECT_TRUE(scene.ok()) << text << ": " << scene.error().message;
+  }
+  const std::string megabyte(1 << 20, 'Q');  // 786,432 bytes of base64
+  const std::string mismatch = error_of(with_data(megabyte, 1000));
+  EXPECT_CONTAINS(mismatch,
+                  "buffers[0].uri is a data URI of 786432 bytes, but byteLength says 1000");
+  EXPECT_LT(mismatch.size(), 300u) << mismatch;
+  const std::string undecodable = error_of(with_data(megabyte + "*" + megabyte, 1000));
+  EXPECT_CONTAINS(undecodable, "not valid base64: byte " + std::to_string(37 + (1 << 20)));
+  EXPECT_LT(undecodable.size(), 300u) << undecodable;
+  EXPECT_CONTAINS(error_of(with_data("AQIDB", 4)), "not whole base64 groups");
+  EXPECT_CONTAINS(
+      error_of(doc("[{}]", R"(,"buffers":[{"uri":"data:text/plain,hello","byteLength":5}])")),
+      "not base64");
+}
+
+TEST_F(GltfScene, GlbBufferLongerThanItsBinChunkIsAnError) {
+  const std::string json =
+      R"({"asset":{"version":"2.0"},"buffers":[{"byteLength":8}],"scenes":[{"nodes":[0]}],)"
+      R"("nodes":[{}]})";
+  Result<Scene> scene = load_gltf_scene(write("short.glb", glb(json, std::string("\1\2\3\4", 4))));
+  ASSERT_FALSE(scene.ok());
+  EXPECT_CONTAINS(scene.error().message,
+                  "byteLength is 8, more than the 4 bytes of the .glb BIN chunk");
+}
+
 TEST_F(GltfScene, GlbBufferWithoutBinChunkIsAnError) {
   const std::string json =
       R"({"asset":{"version":"2.0"},"buffers":[{"byteLength":4}],"scenes":[{"nodes":[0]}],)"

@@ -43,23 +43,37 @@ TEST_F(GpuRules, TranslationChainAddsUp) {
   EXPECT_EQ(w[0], float4(1, 0, 0, 0));
 }
 
-TEST_F(GpuRules, ParentScaleInverseCancelsTheParentsScale) {
+// Entity 1 at T(parent_at) S(parent_scale); entity 2, its child, at T(1,0,0) with
+// ParentScaleInverse. Returns entity 2's LocalToWorld from the GPU.
+float4x4 world_of_psi_child(VulkanContext& ctx, float3 parent_at, float parent_scale) {
   EntityStore store;
   store.create(1);
-  store.set_translation(1, float3(1, 2, 3));
-  store.set_scale(1, 2.0f);
+  store.set_translation(1, parent_at);
+  store.set_scale(1, parent_scale);
   store.create(2);
   store.set_parent(2, 1);
   store.set_translation(2, float3(1, 0, 0));
   store.add(2, Component::ParentScaleInverse);
-  Propagator gpu = make_propagator(ctx());
-  ASSERT_TRUE(gpu.run(store).ok());
+  Propagator gpu = make_propagator(ctx);
+  EXPECT_TRUE(gpu.run(store).ok());
+  return world_of(gpu, store, 2);
+}
+
+TEST_F(GpuRules, ParentScaleInverseCancelsTheParentsScale) {
   // T(1,2,3) S(2) * T(1,0,0) S(1/2) = T(1 + 2, 2, 3), no scale left.
-  const float4x4 w = world_of(gpu, store, 2);
+  const float4x4 w = world_of_psi_child(ctx(), float3(1, 2, 3), 2.0f);
   EXPECT_EQ(w[3], float4(3, 2, 3, 1));
   EXPECT_EQ(w[0], float4(1, 0, 0, 0));
   EXPECT_EQ(w[1], float4(0, 1, 0, 0));
   EXPECT_EQ(w[2], float4(0, 0, 1, 0));
+}
+
+// README (Semantics): the zero Scale inverts to 0, so the child collapses onto its parent's
+// origin, finite: T(5,0,0) S(0) * T(1,0,0) S(0) has no linear part and its origin at (5,0,0).
+TEST_F(GpuRules, ParentScaleInverseUnderAZeroScaleCollapsesTheChildFinite) {
+  const float4x4 w = world_of_psi_child(ctx(), float3(5, 0, 0), 0.0f);
+  EXPECT_EQ(w[3], float4(5, 0, 0, 1));
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(w[c], float4(0, 0, 0, 0)) << "column " << c;
 }
 
 TEST_F(GpuRules, OverrideTakesTheUserMatrixAndChildrenFollowIt) {
@@ -141,11 +155,50 @@ void build_rule_table(EntityStore& store, ValueSource& v) {
   store.create(base + 3);  // hangs below the cycle: keeps its parent
   add_features(store, base + 3, kTranslation | kParentScaleInverse, v);
   store.set_parent(base + 3, base + 1);
+
+  // Parents whose scale has no inverse (README, Semantics: such a factor inverts to 0): a zero
+  // Scale, a zero NonUniformScale factor, a CompositeScale built on a zero Scale about a pivot
+  // and a singular user-written CompositeScale, each with children of several mixes carrying
+  // ParentScaleInverse and a grandchild.
+  const uint32_t child_mixes[] = {
+      kTranslation | kParentScaleInverse,
+      kTranslation | kRotation | kScale | kParentScaleInverse,
+      kEuler | kParentScaleInverse,
+      kTranslation | kCompositeRotation | kRotationPivots | kCompositeScale | kScalePivots |
+          kNonUniformScale | kParentScaleInverse,
+  };
+  EntityId next = base + 4;
+  for (int kind = 0; kind < 4; ++kind) {
+    const EntityId parent = next++;
+    store.create(parent);
+    add_features(store, parent, kTranslation | kRotation, v);
+    if (kind == 0) store.set_scale(parent, 0.0f);
+    if (kind == 1) store.set_non_uniform_scale(parent, float3(1, 0, 1));
+    if (kind == 2) {
+      store.set_scale(parent, 0.0f);
+      store.set_pivot(parent, PivotComponent::ScalePivot, v.vec(2));
+      store.add(parent, Component::CompositeScale);
+    }
+    if (kind == 3) {
+      store.set_matrix(parent, MatrixComponent::CompositeScale,
+                       translation_matrix(v.vec(2)) * scale_matrix(float3(2, 0, 1)));
+    }
+    for (const uint32_t mix : child_mixes) {
+      store.create(next);
+      add_features(store, next, mix, v);
+      store.set_parent(next++, parent);
+    }
+    store.create(next);
+    add_features(store, next, kTranslation | kScale | kParentScaleInverse, v);
+    store.set_parent(next, next - 1);
+    ++next;
+  }
 }
 
-// Every way the passes reach the arrays: descriptors (the default for scenes that fit one
-// binding per array), windows of descriptors over 4096 positions (how larger scenes run; 24
-// windows here, so levels and compose span several) and buffer device addresses only.
+// Every way the passes reach the arrays and every way a frame is evaluated: descriptors (the
+// default for scenes that fit one binding per array), buffer device addresses only (how larger
+// scenes run), the whole order skipping the unchanged on the GPU, and a work list of the changed
+// subtrees whatever their size.
 struct AddressingCase {
   const char* name;
   PropagatorOptions options;

@@ -414,5 +414,67 @@ TEST(ReferenceHierarchy, WorldMatricesByIdMatchesThePositionedResult) {
   expect_matrix(by_id.at(9), T(1, 1, 0));
 }
 
+// README (Semantics): a scale factor without a finite reciprocal inverts to 0 in the
+// ParentScaleInverse a parent writes, so a child under a parent scaled to 0 collapses with it and
+// stays finite: world = T(5,0,0) S(0) * T(1,0,0) S(0) = all linear parts 0, origin at the
+// parent's (5,0,0), since the parent's zero x axis carries the child's offset to nothing.
+TEST(ReferenceHierarchy, ChildWithParentScaleInverseUnderAZeroScaleCollapsesFinite) {
+  EntityStore store;
+  store.create(1);
+  store.set_translation(1, float3(5, 0, 0));
+  store.set_scale(1, 0.0f);
+  store.create(2);
+  store.set_parent(2, 1);
+  store.set_translation(2, float3(1, 0, 0));
+  store.add(2, Component::ParentScaleInverse);
+  const auto world = world_matrices_by_id(store);
+  expect_matrix(world.at(2), rows({0, 0, 0, 5}, {0, 0, 0, 0}, {0, 0, 0, 0}));
+  ASSERT_TRUE(degenerate_scale_inverse_warning(store).has_value());
+  EXPECT_NE(degenerate_scale_inverse_warning(store)->find("first: entity 2 under entity 1"),
+            std::string::npos);
+}
+
+// NonUniformScale (1, 0, 1): only y collapses. Parent T(5,6,7) diag(1,0,1), child T(1,2,3) and
+// the written inverse diag(1,0,1): world translation (5+1, 6+0*2, 7+3), linear diag(1,0,1).
+TEST(ReferenceHierarchy, ZeroNonUniformScaleFactorCollapsesOnlyItsAxis) {
+  EntityStore store;
+  store.create(1);
+  store.set_translation(1, float3(5, 6, 7));
+  store.set_non_uniform_scale(1, float3(1, 0, 1));
+  store.create(2);
+  store.set_parent(2, 1);
+  store.set_translation(2, float3(1, 2, 3));
+  store.add(2, Component::ParentScaleInverse);
+  expect_matrix(world_matrices_by_id(store).at(2), rows({1, 0, 0, 6}, {0, 0, 0, 6}, {0, 0, 1, 10}));
+  // A subnormal factor has no finite reciprocal either; a normal tiny one inverts as usual.
+  store.set_non_uniform_scale(1, float3(1, 1e-39f, 1));
+  EXPECT_EQ(parent_scale_inverse_from(store, store.slot_of(1))->operator[](1)[1], 0.0f);
+  store.set_non_uniform_scale(1, float3(1, 1e-30f, 1));
+  EXPECT_FLOAT_EQ(parent_scale_inverse_from(store, store.slot_of(1))->operator[](1)[1], 1e30f);
+  EXPECT_FALSE(degenerate_scale_inverse_warning(store).has_value());
+}
+
+// A singular CompositeScale is inverted factor by factor: T(sp) S(0) T(-sp) gives
+// T(sp) S^+ T(-sp) = linear 0, origin sp; a user-written singular one gives diag(0, 0, 0, 1).
+TEST(ReferenceHierarchy, SingularCompositeScaleWritesItsFactorwiseInverse) {
+  EntityStore store;
+  store.create(1);
+  store.add(1, Component::CompositeScale);
+  store.set_pivot(1, PivotComponent::ScalePivot, float3(1, 1, 0));
+  store.set_scale(1, 0.0f);
+  const uint32_t slot = store.slot_of(1);
+  expect_matrix(*parent_scale_inverse_from(store, slot),
+                rows({0, 0, 0, 1}, {0, 0, 0, 1}, {0, 0, 0, 0}));
+  EXPECT_TRUE(writes_degenerate_scale_inverse(store, slot));
+
+  EntityStore user;
+  user.create(1);
+  user.set_matrix(1, MatrixComponent::CompositeScale,
+                  to_glm(rows({2, 0, 0, 3}, {0, 0, 0, 0}, {0, 0, 1, 0})));
+  expect_matrix(*parent_scale_inverse_from(user, user.slot_of(1)),
+                rows({0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}));
+  EXPECT_TRUE(writes_degenerate_scale_inverse(user, user.slot_of(1)));
+}
+
 }  // namespace
 }  // namespace tprop
