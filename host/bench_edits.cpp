@@ -87,18 +87,14 @@ EditSummary spawn_despawn(EntityStore& store, EditRandom& rng, EntityId& next_id
 EditSummary reparent(EntityStore& store, EditRandom& rng) {
   const uint64_t count = std::min<uint64_t>(kReparented, store.size() / 10);
   EditSummary s;
-  for (uint64_t i = 0; i < count; ++i) {
-    const uint32_t child = rng.live_slot(store);
-    if (child == EntityStore::kNoSlot) continue;
-    // A parent with a lower id, so no cycle forms; a few tries, then leave this one.
-    for (int attempt = 0; attempt < 16; ++attempt) {
-      const uint32_t parent = rng.live_slot(store);
-      if (parent != EntityStore::kNoSlot && store.id_at(parent) < store.id_at(child)) {
-        store.set_parent(store.id_at(child), store.id_at(parent));
-        ++s.entities;
-        break;
-      }
-    }
+  for (uint64_t attempt = 0; s.entities < count && attempt < 4 * count; ++attempt) {
+    const uint32_t a = rng.live_slot(store), b = rng.live_slot(store);
+    if (a == EntityStore::kNoSlot || b == EntityStore::kNoSlot || a == b) continue;
+    // The lower id becomes the parent, so no cycle forms.
+    const EntityId child = std::max(store.id_at(a), store.id_at(b));
+    const EntityId parent = std::min(store.id_at(a), store.id_at(b));
+    store.set_parent(child, parent);
+    ++s.entities;
   }
   s.what = std::to_string(s.entities) + " re-parented";
   return s;
