@@ -178,6 +178,9 @@ Result<FrameRecord> SceneRunner::run_frame(FrameKind kind, EntityStore& store, u
   // the GPU time.
   const DepthOrder order = sort_by_depth(store);
   r.model_bytes = frame_bytes(store);
+  // Sized (and its pages touched) before the clock starts: the loop is timed, not the kernel's
+  // first-touch page faults.
+  m.loop_world.resize(order.size());
   const auto loop_start = std::chrono::steady_clock::now();
   baseline_loop(store, order, m.loop_world);
   r.loop_ms = ms_since(loop_start);

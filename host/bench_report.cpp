@@ -66,9 +66,9 @@ void print_text_header(std::FILE* out, const std::string& device) {
 }
 
 void print_text_scene(std::FILE* out, const SceneRecord& scene) {
-  std::fprintf(out, "\n%s (%s): %u entities, %u levels, generated in %.0f ms\n",
+  std::fprintf(out, "\n%s (%s): %u entities, %u level%s, generated in %.0f ms\n",
                scene.plan.spec.c_str(), scene.plan.kind.c_str(), scene.entities, scene.levels,
-               scene.generate_ms);
+               scene.levels == 1 ? "" : "s", scene.generate_ms);
   std::fprintf(out, "  %-14s %-26s %10s %10s %6s", "frame", "edit", "update ms", "upload MiB",
                "disp");
   for (const std::string& stage : gpu_stage_names())
