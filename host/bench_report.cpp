@@ -69,7 +69,7 @@ void print_text_scene(std::FILE* out, const SceneRecord& scene) {
   std::fprintf(out, "\n%s (%s): %u entities, %u level%s, generated in %.0f ms\n",
                scene.plan.spec.c_str(), scene.plan.kind.c_str(), scene.entities, scene.levels,
                scene.levels == 1 ? "" : "s", scene.generate_ms);
-  std::fprintf(out, "  %-14s %-26s %10s %10s %6s", "frame", "edit", "update ms", "upload MiB",
+  std::fprintf(out, "  %-14s %-28s %10s %10s %6s", "frame", "edit", "update ms", "upload MiB",
                "disp");
   for (const std::string& stage : gpu_stage_names())
     std::fprintf(out, " %12s", (stage + " ms").c_str());
@@ -77,7 +77,7 @@ void print_text_scene(std::FILE* out, const SceneRecord& scene) {
 }
 
 void print_text_frame(std::FILE* out, const FrameRecord& f) {
-  std::fprintf(out, "  %-14s %-26s %10.3f %10.3f %6u", frame_kind_name(f.kind),
+  std::fprintf(out, "  %-14s %-28s %10.3f %10.3f %6u", frame_kind_name(f.kind),
                f.edit.what.c_str(), f.host_update_ms, mib(f.upload_bytes), f.dispatches);
   for (size_t i = 0; i < gpu_stage_names().size(); ++i) {
     const std::optional<double> ms =
