@@ -1,5 +1,6 @@
 #include "scene_generators.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -97,14 +98,20 @@ Result<uint64_t> parse_number(std::string_view spec, std::string_view field, std
 }
 
 constexpr const char* kUsage =
-    "expected gen:chain:N, gen:flat:N, gen:forest:N[:BRANCHING] or gen:dcl:SCENES:ENTITIES";
+    "expected gen:chain:N, gen:flat:N, gen:forest:N[:BRANCHING], gen:mixed:N or "
+    "gen:dcl:SCENES:ENTITIES";
+
+// One link of a chain: about a unit up from its parent, turned a little.
+void create_chain_link(EntityStore& store, Random& rng, EntityId id) {
+  store.create(id);
+  store.set_translation(id, rng.point(float3(-0.1f, 0.9f, -0.1f), float3(0.1f, 1.1f, 0.1f)));
+  store.set_rotation(id, rng.small_rotation(0.05));
+}
 
 void generate_chain(EntityStore& store, Random& rng, uint32_t n) {
   store.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
-    store.create(i);
-    store.set_translation(i, rng.point(float3(-0.1f, 0.9f, -0.1f), float3(0.1f, 1.1f, 0.1f)));
-    store.set_rotation(i, rng.small_rotation(0.05));
+    create_chain_link(store, rng, i);
     if (i > 0) store.set_parent(i, i - 1);
   }
 }
@@ -140,6 +147,26 @@ void generate_forest(EntityStore& store, Random& rng, uint32_t n, uint32_t branc
       store.set_translation(next, rng.point(-2, 2));
       store.set_rotation(next, rng.rotation());
       store.set_scale(next, rng.range(0.8, 1.25));
+      store.set_parent(next, parent);
+    }
+  }
+}
+
+// A wide forest that also holds a tenth of its entities in deep chains: the shape that makes a
+// level-by-level propagation pay for thousands of narrow levels after a few wide ones.
+constexpr uint32_t kMixedChainLength = 10000;
+constexpr uint32_t kMixedBranching = 32;
+
+void generate_mixed(EntityStore& store, Random& rng, uint32_t n) {
+  const MixedShape shape = mixed_shape(n);
+  generate_forest(store, rng, shape.forest, kMixedBranching);
+  store.reserve(n);
+  EntityId next = shape.forest;
+  for (uint32_t c = 0; c < shape.chains; ++c) {
+    for (uint32_t k = 0; k < shape.chain_length; ++k, ++next) {
+      // Drawn before the link so that the chain's anchor comes first in the stream.
+      const EntityId parent = k == 0 ? static_cast<EntityId>(rng.below(shape.forest)) : next - 1;
+      create_chain_link(store, rng, next);
       store.set_parent(next, parent);
     }
   }
@@ -199,6 +226,14 @@ void generate_dcl(EntityStore& store, Random& rng, uint32_t scenes, uint32_t ent
 
 bool is_generator_spec(std::string_view spec) { return spec.starts_with("gen:"); }
 
+MixedShape mixed_shape(uint32_t n) {
+  MixedShape shape;
+  shape.chain_length = std::min(kMixedChainLength, n / 10);
+  shape.chains = shape.chain_length == 0 ? 0 : (n / 10) / shape.chain_length;
+  shape.forest = n - shape.chains * shape.chain_length;
+  return shape;
+}
+
 Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
   const std::vector<std::string_view> f = split(spec, ':');
   if (f.size() < 2 || f[0] != "gen") return spec_error(spec, kUsage);
@@ -218,6 +253,11 @@ Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
     } else {
       generate_flat(scene.store, rng, static_cast<uint32_t>(*n));
     }
+  } else if (kind == "mixed") {
+    if (f.size() != 3) return spec_error(spec, "expected gen:mixed:N");
+    auto n = parse_number(spec, f[2], "N", 1, max);
+    if (!n) return n.error();
+    generate_mixed(scene.store, rng, static_cast<uint32_t>(*n));
   } else if (kind == "forest") {
     if (f.size() != 3 && f.size() != 4) {
       return spec_error(spec, "expected gen:forest:N or gen:forest:N:BRANCHING");

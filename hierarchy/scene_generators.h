@@ -13,6 +13,14 @@
 //                              ceil(B/2) and B children (B = BRANCHING from 1 to 65536, default
 //                              4), so the depth grows like log_B(N).
 //                              Random translation, rotation and uniform Scale.
+//   gen:mixed:N                a wide forest with deep chains hanging from it: ids
+//                              0..F-1 are gen:forest:F:32 (random translation, rotation,
+//                              Scale), then C chains of L entities (ids F + c * L + k, built like
+//                              gen:chain's links), each hanging from a random forest entity.
+//                              L = min(10000, N / 10), C = (N / 10) / L (0 when L is 0),
+//                              F = N - C * L: about a tenth of the entities sit in chains, so
+//                              100,000 entities have one 10,000-deep chain and 10 million have
+//                              100; the depth is the forest's plus L.
 //   gen:dcl:SCENES:ENTITIES    SCENES independent Decentraland-like scenes on a square grid of
 //                              16 m parcels. Scene s owns the ids [s * stride, (s + 1) * stride),
 //                              stride the power of two >= 512 + ENTITIES: its root is id
@@ -36,6 +44,14 @@
 namespace tprop {
 
 inline constexpr uint64_t kMaxGeneratedEntities = 100'000'000;
+
+// The parts of gen:mixed:N (see above).
+struct MixedShape {
+  uint32_t forest = 0;        // entities of the forest: ids 0..forest-1
+  uint32_t chains = 0;        // chains hanging from it
+  uint32_t chain_length = 0;  // entities per chain
+};
+MixedShape mixed_shape(uint32_t n);
 
 // Whether spec asks for a generator ("gen:..."), well-formed or not.
 bool is_generator_spec(std::string_view spec);

@@ -1,5 +1,6 @@
-// Shared by the cli_tests binary: runs the built `tprop` binary as a user would, capturing its
-// exit code, stdout and stderr (a file, so never a terminal), with temporary files per process.
+// Shared by the cli_tests and bench_tests binaries: runs the built `tprop` binary (or
+// tprop_bench) as a user would, capturing its exit code, stdout and stderr (a file, so never a
+// terminal), with temporary files per process.
 #pragma once
 
 #include <sys/wait.h>
@@ -36,12 +37,13 @@ inline std::string quoted(const std::string& s) {
   return q + "'";
 }
 
-// Runs `[ENV] tprop ARGS` with stdout captured through the pipe and stderr through a file.
+// Runs `[ENV] PROGRAM ARGS` with stdout captured through the pipe and stderr through a file.
 // `env` is a shell prefix such as "TPROP_DEVICE=no-such-device".
-inline Outcome run_tprop(const std::string& args, const std::string& env = "") {
+inline Outcome run_program(const std::string& program, const std::string& args,
+                           const std::string& env = "") {
   const std::string err_path = temp_path("stderr.txt");
   const std::string command =
-      env + (env.empty() ? "" : " ") + quoted(TPROP_CLI_PATH) + " " + args + " 2>" + quoted(err_path);
+      env + (env.empty() ? "" : " ") + quoted(program) + " " + args + " 2>" + quoted(err_path);
   Outcome o;
   std::FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return o;
@@ -52,6 +54,11 @@ inline Outcome run_tprop(const std::string& args, const std::string& env = "") {
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   o.err = read_text(err_path);
   return o;
+}
+
+// The built `tprop` command.
+inline Outcome run_tprop(const std::string& args, const std::string& env = "") {
+  return run_program(TPROP_CLI_PATH, args, env);
 }
 
 inline bool gpu_required() {

@@ -61,6 +61,13 @@ std::map<EntityId, uint32_t> child_counts(const EntityStore& store) {
   return out;
 }
 
+// Levels above e (0 for a root), by walking its Parent components.
+uint32_t depth_of(const EntityStore& store, EntityId e) {
+  uint32_t depth = 0;
+  for (std::optional<EntityId> p = store.parent(e); p; p = store.parent(*p)) ++depth;
+  return depth;
+}
+
 TEST(SceneGenerators, ChainOfNIsOneLineOfNLevels) {
   const Scene scene = generate_ok("gen:chain:50");
   EXPECT_EQ(scene.source, "gen:chain:50");
@@ -147,6 +154,50 @@ TEST(SceneGenerators, LargeForestSplitsIntoTreesOf65536) {
   EXPECT_TRUE(scene.store.parent(2).has_value());
 }
 
+// 100,000 entities: a tenth is 10,000, so one chain of 10,000 hangs from a forest of 90,000.
+TEST(SceneGenerators, MixedHangsTenThousandDeepChainsFromAWideForest) {
+  const Scene scene = generate_ok("gen:mixed:100000");
+  ASSERT_EQ(scene.store.size(), 100000u);
+  // The chain: ids 90000..99999, the first hanging from a forest entity, each next from the last.
+  const std::optional<EntityId> anchor = scene.store.parent(90000);
+  ASSERT_TRUE(anchor.has_value());
+  EXPECT_LT(*anchor, 90000u);
+  for (EntityId i = 90001; i < 100000; ++i) ASSERT_EQ(scene.store.parent(i), i - 1) << i;
+  // The forest is wide: at most 32 children per forest entity (the chain adds one to its anchor).
+  for (const auto& [parent, n] : child_counts(scene.store)) {
+    if (parent < 90000) {
+      EXPECT_LE(n, parent == *anchor ? 33u : 32u) << "parent " << parent;
+    }
+  }
+  const DepthOrder order = sort_by_depth(scene.store);
+  EXPECT_EQ(order.roots, 2u);  // 90,000 forest entities make two trees of at most 65,536
+  // The chain is the deepest branch: its anchor's depth, then 10,000 levels.
+  EXPECT_EQ(order.level_count(), depth_of(scene.store, *anchor) + 1 + 10000);
+}
+
+TEST(SceneGenerators, MixedChainsHoldATenthOfTheEntitiesAtAnySize) {
+  // N / 10 = 25,000: two chains of 10,000, and the forest takes the other 230,000.
+  EXPECT_EQ(mixed_shape(250000).chains, 2u);
+  EXPECT_EQ(mixed_shape(250000).chain_length, 10000u);
+  EXPECT_EQ(mixed_shape(250000).forest, 230000u);
+  // Below 100,000 the single chain shortens to a tenth: 1,000 entities, one chain of 100.
+  const Scene small = generate_ok("gen:mixed:1000");
+  ASSERT_EQ(small.store.size(), 1000u);
+  for (EntityId i = 901; i < 1000; ++i) ASSERT_EQ(small.store.parent(i), i - 1) << i;
+  const EntityId anchor = *small.store.parent(900);
+  EXPECT_LT(anchor, 900u);
+  EXPECT_EQ(sort_by_depth(small.store).level_count(), depth_of(small.store, anchor) + 1 + 100);
+  // Under 10 entities there is no chain at all.
+  EXPECT_EQ(mixed_shape(9).chains, 0u);
+  EXPECT_EQ(sort_by_depth(generate_ok("gen:mixed:9").store).level_count(), 2u);
+}
+
+TEST(SceneGenerators, MixedForestIsTheWideForestOfTheSameSeed) {
+  std::map<EntityId, Snapshot> mixed = snapshot(generate_ok("gen:mixed:1000", 9).store);
+  std::erase_if(mixed, [](const auto& entry) { return entry.first >= 900; });
+  EXPECT_EQ(mixed, snapshot(generate_ok("gen:forest:900:32", 9).store));
+}
+
 TEST(SceneGenerators, DclScenesAreSeparateRootsOnAParcelGrid) {
   const Scene scene = generate_ok("gen:dcl:4:20");
   // Each scene: its root plus 20 entities; ids spaced by bit_ceil(512 + 20) = 1024.
@@ -183,7 +234,8 @@ TEST(SceneGenerators, DclScenesAreSeparateRootsOnAParcelGrid) {
 }
 
 TEST(SceneGenerators, SameSeedGivesTheSameScene) {
-  for (const char* spec : {"gen:chain:100", "gen:flat:100", "gen:forest:100:3", "gen:dcl:3:30"}) {
+  for (const char* spec :
+       {"gen:chain:100", "gen:flat:100", "gen:forest:100:3", "gen:mixed:300", "gen:dcl:3:30"}) {
     EXPECT_EQ(snapshot(generate_ok(spec, 42).store), snapshot(generate_ok(spec, 42).store)) << spec;
   }
 }
@@ -204,7 +256,8 @@ TEST(SceneGenerators, PointsAreDrawnXThenYThenZFromTheStandardEngine) {
 }
 
 TEST(SceneGenerators, DifferentSeedsGiveDifferentScenes) {
-  for (const char* spec : {"gen:chain:100", "gen:flat:100", "gen:forest:100:3", "gen:dcl:3:30"}) {
+  for (const char* spec :
+       {"gen:chain:100", "gen:flat:100", "gen:forest:100:3", "gen:mixed:300", "gen:dcl:3:30"}) {
     EXPECT_NE(snapshot(generate_ok(spec, 1).store), snapshot(generate_ok(spec, 2).store)) << spec;
   }
 }
@@ -226,6 +279,9 @@ TEST(SceneGenerators, MalformedSpecsAreErrorsThatSayWhatIsWrong) {
   EXPECT_NE(error_of("chain:3").find("expected gen:chain:N"), std::string::npos);
   EXPECT_NE(error_of("gen:forest:10:0").find("BRANCHING must be"), std::string::npos);
   EXPECT_NE(error_of("gen:forest:10:2:3").find("expected gen:forest:N"), std::string::npos);
+  EXPECT_NE(error_of("gen:mixed").find("expected gen:mixed:N"), std::string::npos);
+  EXPECT_NE(error_of("gen:mixed:100:4").find("expected gen:mixed:N"), std::string::npos);
+  EXPECT_NE(error_of("gen:mixed:0").find("N must be"), std::string::npos);
   EXPECT_NE(error_of("gen:dcl:3").find("expected gen:dcl:SCENES:ENTITIES"), std::string::npos);
   EXPECT_NE(error_of("gen:dcl:3:70000").find("ENTITIES must be a whole number from 1 to 65024"),
             std::string::npos);

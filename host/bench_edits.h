@@ -1,0 +1,40 @@
+// The frames tprop_bench measures and the edit each one makes to the scene before it runs.
+// Every edit is a function of the store and a seed (std::mt19937_64 mapped by hand, as the
+// generators do), so the same command line edits the same entities on every run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "entity_store.h"
+
+namespace tprop::bench {
+
+enum class FrameKind {
+  Full,          // the first frame: everything packed and uploaded
+  Steady,        // nothing changed
+  Values,        // translation and rotation of 1% of the entities changed
+  SpawnDespawn,  // 1,000 entities destroyed, then 1,000 created under random parents
+  Reparent,      // 100 entities take another parent
+  SubtreeMove,   // the subtree closest to 10% of the scene moves under another parent
+};
+
+// "full", "steady", "values_1pct", "spawn_despawn", "reparent", "subtree_move".
+const char* frame_kind_name(FrameKind kind);
+
+// Every scene runs full, steady, values; structural scenes then the three structural frames.
+std::vector<FrameKind> frames_for(bool structural);
+
+struct EditSummary {
+  uint64_t entities = 0;  // entities the edit touched (created + destroyed for spawn_despawn)
+  std::string what;       // a few words for the report: "1000 values", "subtree of 10923"
+};
+
+// Applies `kind`'s edit. Small scenes get proportionally smaller edits (at most a tenth of the
+// live entities are spawned, despawned or re-parented). New entities take ids from `next_id`
+// up. Edits keep every Parent pointing to a lower id except the subtree move, so the re-parents
+// never close a cycle (the generators' ids all follow that rule).
+EditSummary apply_edit(FrameKind kind, EntityStore& store, uint64_t seed, EntityId& next_id);
+
+}  // namespace tprop::bench

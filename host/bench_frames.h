@@ -1,0 +1,82 @@
+// Running and measuring one tprop_bench frame: the edit, Propagator::update (timed on the
+// host), record into the bench's own command buffer, submit, wait, the GPU's stage times, the
+// single-thread loop on the same scene and, with --validate, both against the CPU reference.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench_edits.h"
+#include "entity_store.h"
+#include "propagator.h"
+#include "result.h"
+#include "vk_context.h"
+
+namespace tprop::bench {
+
+// The names of the GPU stages every FrameRecord lists, in order (what StageTimes measures).
+const std::vector<std::string>& gpu_stage_names();
+
+struct GpuStage {
+  std::string name;  // as StageTimes names it: "upload", "evaluate"
+  double ms = 0;
+};
+
+// --validate: the largest error in units of the hierarchy/compare.h tolerance (<= 1 passes).
+struct FrameCheck {
+  double gpu_worst = 0;       // the GPU against the CPU reference
+  double gpu_max_abs = 0;
+  double loop_worst = 0;      // the single-thread loop against the CPU reference
+};
+
+struct FrameRecord {
+  FrameKind kind = FrameKind::Full;
+  EditSummary edit;
+  // From the Propagator (read in one place, bench_frames.cpp, so that a change to FrameStats or
+  // StageTimes is adapted there).
+  uint32_t entities = 0;
+  uint32_t levels = 0;
+  bool hierarchy_changed = false;
+  uint32_t evaluated_entities = 0;  // what the passes visited (FrameStats::evaluated_entities)
+  uint64_t upload_bytes = 0;
+  uint32_t dispatches = 0;
+  std::vector<GpuStage> gpu_stages;    // empty when the device gives no timestamps
+  std::optional<double> gpu_total_ms;  // the sum of the stages
+  std::string gpu_times_error;         // why there are no stage times
+  // Host wall times.
+  double host_update_ms = 0;  // Propagator::update
+  double frame_wall_ms = 0;   // update + record + submit + wait
+  // The byte model (bench_baseline.h) and the single-thread loop on the same scene.
+  uint64_t model_bytes = 0;
+  double loop_ms = 0;
+  std::optional<FrameCheck> check;
+
+  // model_bytes / GPU total, and the GPU total / loop: nullopt without GPU times.
+  std::optional<double> gb_per_s() const;
+  std::optional<double> gpu_over_loop() const;
+};
+
+// One scene's Propagator and the bench's command buffer and fence on the context's queue.
+class SceneRunner {
+ public:
+  static Result<SceneRunner> create(const VulkanContext& context);
+  SceneRunner(SceneRunner&&) noexcept;
+  SceneRunner& operator=(SceneRunner&&) noexcept;
+  ~SceneRunner();
+
+  // Edits the store for `kind` (seeded), runs the frame and measures it. Errors: a Vulkan or
+  // Propagator failure, or (with `validate`) a result outside the tolerance, naming the worst
+  // entity.
+  Result<FrameRecord> run_frame(FrameKind kind, EntityStore& store, uint64_t seed,
+                                EntityId& next_id, bool validate);
+
+ private:
+  struct Impl;
+  explicit SceneRunner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tprop::bench

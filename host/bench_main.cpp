@@ -1,0 +1,90 @@
+// tprop_bench: the scoreboard of tprop's GPU path (README, Performance). Scenes and sizes from
+// the command line (bench_options.h, bench_scenes.h), frames and their edits (bench_edits.h),
+// the measurements (bench_frames.h) against a single-thread loop (bench_baseline.h), and the
+// report (bench_report.h).
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench_options.h"
+#include "bench_report.h"
+#include "bench_scenes.h"
+#include "depth_order.h"
+#include "scene_generators.h"
+
+using namespace tprop;
+using namespace tprop::bench;
+
+namespace {
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "tprop_bench: %s\n", message.c_str());
+  return kExitFailure;
+}
+
+// The largest id plus one: where the spawn frames take new ids.
+EntityId next_free_id(const EntityStore& store) {
+  EntityId next = 0;
+  for (uint32_t slot = 0; slot < store.slot_capacity(); ++slot)
+    if (store.alive_at(slot) && store.id_at(slot) >= next) next = store.id_at(slot) + 1;
+  return next;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Result<BenchOptions> parsed =
+      parse_bench_args(std::vector<std::string>(argv + 1, argv + argc));
+  if (!parsed) {
+    std::fprintf(stderr, "tprop_bench: %s\n\n%s", parsed.error().message.c_str(), kUsage);
+    return kExitUsage;
+  }
+  const BenchOptions& options = parsed.value();
+  if (options.help) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  for (const std::string& spec : options.specs)
+    if (!is_generator_spec(spec))
+      return fail("'" + spec + "' is not a generator spec (gen:KIND:...; see README, generators)");
+
+  Result<VulkanContext> context = VulkanContext::create_headless({.device = options.device});
+  if (!context) return fail(context.error().message);
+  const std::string device = context->device_name();
+  if (!options.json) print_text_header(stdout, device);
+
+  std::vector<SceneRecord> records;
+  for (const PlannedScene& plan : plan_scenes(options)) {
+    SceneRecord record;
+    record.plan = plan;
+    const auto t0 = std::chrono::steady_clock::now();
+    Result<Scene> scene = generate_scene(plan.spec, options.seed);
+    if (!scene) return fail(scene.error().message);
+    record.generate_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    EntityStore& store = scene->store;
+    const DepthOrder order = sort_by_depth(store);
+    record.entities = order.size();
+    record.levels = order.level_count();
+    if (plan.kind == "spec") record.plan.structural = record.levels > 1;
+    if (!options.json) print_text_scene(stdout, record);
+
+    Result<SceneRunner> runner = SceneRunner::create(*context);
+    if (!runner) return fail(runner.error().message);
+    EntityId next_id = next_free_id(store);
+    for (FrameKind kind : frames_for(record.plan.structural)) {
+      Result<FrameRecord> frame =
+          runner->run_frame(kind, store, options.seed, next_id, options.validate);
+      if (!frame) {
+        return fail(plan.spec + ", frame " + frame_kind_name(kind) + ": " +
+                    frame.error().message);
+      }
+      if (!options.json) print_text_frame(stdout, *frame);
+      record.frames.push_back(std::move(*frame));
+    }
+    records.push_back(std::move(record));
+  }
+  if (options.json) std::fputs(json_report(device, options, records).c_str(), stdout);
+  return kExitOk;
+}

@@ -1,0 +1,36 @@
+// tprop_bench's command line, parsed into a plain struct. A parse error is a usage error (exit
+// code 2); whether a generator spec is well formed is judged when it is generated (exit code 1).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "result.h"
+
+namespace tprop::bench {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // a bad spec, no device, a runtime failure, a mismatch
+inline constexpr int kExitUsage = 2;    // the command line itself is wrong
+
+struct BenchOptions {
+  std::vector<uint64_t> sizes;        // entities per scene; default 100k and 1M
+  std::vector<std::string> scenes;    // scene kind names (bench_scenes.h); default all
+  std::vector<std::string> specs;     // generator specs run instead of kinds x sizes
+  uint64_t seed = 1;
+  std::string device;                 // --device NAME|INDEX; empty: TPROP_DEVICE, else the best
+  bool validate = false;
+  bool json = false;
+  bool help = false;
+};
+
+extern const char* const kUsage;
+
+// The arguments after the program name. The error message is for the usage text.
+Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args);
+
+// "100k", "1M", "2500": a count with an optional k (thousand) or M (million) suffix, at least 1.
+Result<uint64_t> parse_count(const std::string& text);
+
+}  // namespace tprop::bench

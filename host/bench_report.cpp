@@ -1,0 +1,120 @@
+#include "bench_report.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tprop::bench {
+
+namespace {
+
+const char* const kByteModel =
+    "per entity: the input components it reads at their size in the store (Translation 12 B, "
+    "Rotation 16, Scale 4, NonUniformScale 12, parent index 4) plus the 64-byte LocalToWorld it "
+    "writes; GB/s = those bytes / GPU total time";
+
+double mib(uint64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
+
+// "-" where a figure is missing (no timestamps).
+std::string figure(const std::optional<double>& v, const char* format) {
+  if (!v) return "-";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, format, *v);
+  return buffer;
+}
+
+nlohmann::json or_null(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json frame_json(const FrameRecord& f) {
+  nlohmann::json gpu = nullptr;
+  if (f.gpu_total_ms) {
+    gpu = nlohmann::json::object();
+    for (const GpuStage& stage : f.gpu_stages) gpu[stage.name] = stage.ms;
+    gpu["total"] = *f.gpu_total_ms;
+  }
+  nlohmann::json check = nullptr;
+  if (f.check) {
+    check = {{"gpu_max_error_in_tolerances", f.check->gpu_worst},
+             {"gpu_max_abs_error", f.check->gpu_max_abs},
+             {"loop_max_error_in_tolerances", f.check->loop_worst},
+             {"within_tolerance", true}};
+  }
+  return {{"frame", frame_kind_name(f.kind)},
+          {"edit", f.edit.what},
+          {"edited_entities", f.edit.entities},
+          {"entities", f.entities},
+          {"levels", f.levels},
+          {"hierarchy_changed", f.hierarchy_changed},
+          {"evaluated_entities", f.evaluated_entities},
+          {"host_update_ms", f.host_update_ms},
+          {"frame_wall_ms", f.frame_wall_ms},
+          {"upload_bytes", f.upload_bytes},
+          {"dispatches", f.dispatches},
+          {"gpu_time_ms", gpu},
+          {"gpu_times_error", f.gpu_times_error.empty() ? nlohmann::json(nullptr)
+                                                        : nlohmann::json(f.gpu_times_error)},
+          {"model_bytes", f.model_bytes},
+          {"gb_per_s", or_null(f.gb_per_s())},
+          {"loop_ms", f.loop_ms},
+          {"gpu_over_loop", or_null(f.gpu_over_loop())},
+          {"validate", check}};
+}
+
+}  // namespace
+
+void print_text_header(std::FILE* out, const std::string& device) {
+  std::fprintf(out, "device      %s\nbyte model  %s\n", device.c_str(), kByteModel);
+}
+
+void print_text_scene(std::FILE* out, const SceneRecord& scene) {
+  std::fprintf(out, "\n%s (%s): %u entities, %u level%s, generated in %.0f ms\n",
+               scene.plan.spec.c_str(), scene.plan.kind.c_str(), scene.entities, scene.levels,
+               scene.levels == 1 ? "" : "s", scene.generate_ms);
+  std::fprintf(out, "  %-14s %-28s %10s %10s %6s", "frame", "edit", "update ms", "upload MiB",
+               "disp");
+  for (const std::string& stage : gpu_stage_names())
+    std::fprintf(out, " %12s", (stage + " ms").c_str());
+  std::fprintf(out, " %10s %7s %9s %8s %s\n", "gpu ms", "GB/s", "loop ms", "gpu/loop", "check");
+}
+
+void print_text_frame(std::FILE* out, const FrameRecord& f) {
+  std::fprintf(out, "  %-14s %-28s %10.3f %10.3f %6u", frame_kind_name(f.kind),
+               f.edit.what.c_str(), f.host_update_ms, mib(f.upload_bytes), f.dispatches);
+  for (size_t i = 0; i < gpu_stage_names().size(); ++i) {
+    const std::optional<double> ms =
+        i < f.gpu_stages.size() ? std::optional<double>(f.gpu_stages[i].ms) : std::nullopt;
+    std::fprintf(out, " %12s", figure(ms, "%.3f").c_str());
+  }
+  const std::string check =
+      f.check ? figure(f.check->gpu_worst, "%.3f") + " tol" : std::string("-");
+  std::fprintf(out, " %10s %7s %9.3f %8s %s\n", figure(f.gpu_total_ms, "%.3f").c_str(),
+               figure(f.gb_per_s(), "%.2f").c_str(), f.loop_ms,
+               figure(f.gpu_over_loop(), "%.2f").c_str(), check.c_str());
+  if (!f.gpu_times_error.empty()) std::fprintf(out, "    no GPU times: %s\n", f.gpu_times_error.c_str());
+  std::fflush(out);
+}
+
+std::string json_report(const std::string& device, const BenchOptions& options,
+                        const std::vector<SceneRecord>& scenes) {
+  nlohmann::json doc;
+  doc["tool"] = "tprop_bench";
+  doc["device"] = device;
+  doc["seed"] = options.seed;
+  doc["validate"] = options.validate;
+  doc["byte_model"] = kByteModel;
+  doc["scenes"] = nlohmann::json::array();
+  for (const SceneRecord& s : scenes) {
+    nlohmann::json frames = nlohmann::json::array();
+    for (const FrameRecord& f : s.frames) frames.push_back(frame_json(f));
+    doc["scenes"].push_back({{"kind", s.plan.kind},
+                             {"spec", s.plan.spec},
+                             {"size", s.plan.size},
+                             {"entities", s.entities},
+                             {"levels", s.levels},
+                             {"generate_ms", s.generate_ms},
+                             {"frames", frames}});
+  }
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace tprop::bench

@@ -1,0 +1,35 @@
+// tprop_bench's output: a text table per scene as the scenes finish, or one JSON document with
+// every figure at the end (--json).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench_frames.h"
+#include "bench_options.h"
+#include "bench_scenes.h"
+
+namespace tprop::bench {
+
+struct SceneRecord {
+  PlannedScene plan;
+  uint32_t entities = 0;  // as generated
+  uint32_t levels = 0;
+  double generate_ms = 0;
+  std::vector<FrameRecord> frames;
+};
+
+// The lines before the first scene: the device and the byte model.
+void print_text_header(std::FILE* out, const std::string& device);
+// The scene's line, then its table's header.
+void print_text_scene(std::FILE* out, const SceneRecord& scene);
+// One row of the table, as the frame finishes.
+void print_text_frame(std::FILE* out, const FrameRecord& frame);
+
+// Every figure of the run as one JSON document.
+std::string json_report(const std::string& device, const BenchOptions& options,
+                        const std::vector<SceneRecord>& scenes);
+
+}  // namespace tprop::bench

@@ -1,0 +1,175 @@
+// tprop_bench as a process: the command line, and a small validated run as a smoke test (it
+// must run, cover every scene kind and frame kind and agree with the CPU reference; no time is
+// ever asserted).
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_test_support.h"
+
+#ifndef TPROP_BENCH_PATH
+#error "TPROP_BENCH_PATH (the built tprop_bench) must be defined by the build"
+#endif
+
+namespace tprop::test::cli {
+namespace {
+
+Outcome run_bench(const std::string& args) { return run_program(TPROP_BENCH_PATH, args); }
+
+nlohmann::json bench_json(const std::string& args) {
+  const Outcome o = run_bench(args + " --json");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  nlohmann::json doc = nlohmann::json::parse(o.out, nullptr, false);
+  EXPECT_FALSE(doc.is_discarded()) << "not one JSON document:\n" << o.out;
+  return doc;
+}
+
+std::vector<std::string> frame_names(const nlohmann::json& scene) {
+  std::vector<std::string> names;
+  for (const auto& f : scene.at("frames")) names.push_back(f.at("frame").get<std::string>());
+  return names;
+}
+
+const std::vector<std::string> kPlainFrames = {"full", "steady", "values_1pct"};
+const std::vector<std::string> kStructuralFrames = {"full",          "steady",   "values_1pct",
+                                                    "spawn_despawn", "reparent", "subtree_move"};
+
+TEST(Bench, HelpPrintsUsageOnStdoutAndExitsZero) {
+  const Outcome o = run_bench("--help");
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_CONTAINS(o.out, "usage: tprop_bench");
+  EXPECT_CONTAINS(o.out, "--sizes");
+  EXPECT_TRUE(o.err.empty()) << o.err;
+}
+
+TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
+  const std::map<std::string, std::string> cases = {
+      {"--sizes 0", "not '0'"},
+      {"--sizes 1M,abc", "not 'abc'"},
+      {"--sizes 200M", "not '200M'"},
+      {"--sizes", "--sizes needs a value"},
+      {"--scenes forest4,tree", "unknown scene kind 'tree'"},
+      {"--seed -1", "--seed must be"},
+      {"--frobnicate", "unknown option '--frobnicate'"},
+      {"--sizes 1k gen:flat:10", "SPECs replace --sizes and --scenes"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Outcome o = run_bench(args);
+    EXPECT_EQ(o.exit_code, 2) << args;
+    EXPECT_CONTAINS(o.err, message);
+    EXPECT_CONTAINS(o.err, "usage: tprop_bench");
+    EXPECT_TRUE(o.out.empty()) << args << ": " << o.out;
+  }
+}
+
+TEST(Bench, ASpecThatIsNoGeneratorExitsOneNamingIt) {
+  const Outcome o = run_bench("scene.json");
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_CONTAINS(o.err, "'scene.json' is not a generator spec");
+}
+
+TEST(Bench, AMalformedGeneratorSpecExitsOneNamingIt) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const Outcome o = run_bench("gen:forest:100 gen:nope:3");
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_CONTAINS(o.err, "'gen:nope:3'");
+  EXPECT_CONTAINS(o.err, "unknown generator 'nope'");
+}
+
+// The smoke test: every scene kind at 2,000 entities, validated against the CPU reference.
+TEST(Bench, SmallValidatedRunCoversEverySceneAndFrameKind) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const nlohmann::json doc = bench_json("--sizes 2k --validate");
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(doc.at("tool"), "tprop_bench");
+  EXPECT_TRUE(doc.at("validate").get<bool>());
+  const std::map<std::string, std::string> specs = {{"flat", "gen:flat:2000"},
+                                                    {"forest4", "gen:forest:2000:4"},
+                                                    {"forest32", "gen:forest:2000:32"},
+                                                    {"chain", "gen:chain:2000"},
+                                                    {"mixed", "gen:mixed:2000"}};
+  std::map<std::string, nlohmann::json> by_kind;
+  for (const auto& scene : doc.at("scenes")) by_kind[scene.at("kind")] = scene;
+  ASSERT_EQ(by_kind.size(), specs.size());
+  for (const auto& [kind, spec] : specs) {
+    SCOPED_TRACE(kind);
+    const nlohmann::json& scene = by_kind.at(kind);
+    EXPECT_EQ(scene.at("spec"), spec);
+    EXPECT_EQ(scene.at("entities"), 2000);
+    const bool structural = kind != "flat" && kind != "chain";
+    EXPECT_EQ(frame_names(scene), structural ? kStructuralFrames : kPlainFrames);
+    for (const auto& f : scene.at("frames")) {
+      SCOPED_TRACE(f.at("frame").get<std::string>());
+      EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
+      EXPECT_LE(f.at("validate").at("gpu_max_error_in_tolerances").get<double>(), 1.0);
+      EXPECT_LE(f.at("validate").at("loop_max_error_in_tolerances").get<double>(), 1.0);
+      // A frame with nothing changed evaluates nothing; every other frame does something.
+      if (f.at("frame") == "steady") {
+        EXPECT_EQ(f.at("dispatches").get<int>(), 0);
+        EXPECT_EQ(f.at("evaluated_entities").get<int>(), 0);
+      } else {
+        EXPECT_GE(f.at("dispatches").get<int>(), 1);
+      }
+      EXPECT_GE(f.at("loop_ms").get<double>(), 0.0);
+      ASSERT_TRUE(f.at("gpu_time_ms").is_object());  // lavapipe and real GPUs have timestamps
+      EXPECT_TRUE(f.at("gpu_time_ms").contains("total"));
+    }
+    const nlohmann::json& frames = scene.at("frames");
+    // The first frame uploads the scene; a frame with nothing changed uploads nothing.
+    EXPECT_GT(frames[0].at("upload_bytes").get<uint64_t>(), 0u);
+    EXPECT_EQ(frames[1].at("upload_bytes").get<uint64_t>(), 0u);
+    EXPECT_EQ(frames[2].at("edited_entities"), 20);  // every 100th of 2,000
+    if (structural) {
+      // A tenth of 2,000 spawned and as many despawned; 100 re-parented.
+      EXPECT_EQ(frames[3].at("edited_entities"), 400);
+      EXPECT_EQ(frames[3].at("entities"), 2000);
+      EXPECT_EQ(frames[4].at("edited_entities"), 100);
+      // The subtree nearest a tenth: a few hundred entities, never the whole scene.
+      EXPECT_GT(frames[5].at("edited_entities").get<int>(), 0);
+      EXPECT_LT(frames[5].at("edited_entities").get<int>(), 2000);
+    }
+  }
+  // The byte model (bench_baseline.h) on scenes whose components are known: a flat entity
+  // reads Translation (12), Rotation (16) and Scale (4) and writes 64 bytes; a chain link has no
+  // Scale but, except the root, a parent index (4).
+  EXPECT_EQ(by_kind.at("flat").at("frames")[0].at("model_bytes"), 2000 * (12 + 16 + 4 + 64));
+  EXPECT_EQ(by_kind.at("chain").at("frames")[0].at("model_bytes"),
+            2000 * (12 + 16 + 64) + 1999 * 4);
+}
+
+TEST(Bench, TextReportNamesEveryFrameOfTheScene) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const Outcome o = run_bench("--scenes forest4 --sizes 1k");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_CONTAINS(o.out, "gen:forest:1000:4 (forest4): 1000 entities");
+  for (const std::string& frame : kStructuralFrames) EXPECT_CONTAINS(o.out, "  " + frame + " ");
+  EXPECT_CONTAINS(o.out, "gpu/loop");
+  EXPECT_CONTAINS(o.out, "byte model");
+}
+
+TEST(Bench, SpecsRunInsteadOfKindsWithStructuralFramesWhenDeep) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const nlohmann::json doc = bench_json("gen:flat:300 gen:forest:500:3");
+  ASSERT_EQ(doc.at("scenes").size(), 2u);
+  EXPECT_EQ(doc.at("scenes")[0].at("kind"), "spec");
+  EXPECT_EQ(frame_names(doc.at("scenes")[0]), kPlainFrames);
+  EXPECT_EQ(frame_names(doc.at("scenes")[1]), kStructuralFrames);
+}
+
+TEST(Bench, TheSameSeedMakesTheSameEdits) {
+  REQUIRE_DEVICE_OR_SKIP();
+  auto edits = [](const nlohmann::json& doc) {
+    std::vector<std::string> out;
+    for (const auto& f : doc.at("scenes")[0].at("frames"))
+      out.push_back(f.at("edit").get<std::string>() + " / " + f.at("model_bytes").dump());
+    return out;
+  };
+  const std::string args = "--scenes mixed --sizes 1k --seed 5";
+  EXPECT_EQ(edits(bench_json(args)), edits(bench_json(args)));
+}
+
+}  // namespace
+}  // namespace tprop::test::cli
