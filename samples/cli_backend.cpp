@@ -47,16 +47,19 @@ Result<std::unique_ptr<GpuBackend>> GpuBackend::open(const std::string& device) 
 
 std::string GpuBackend::device_name() const { return impl_->context->device_name(); }
 
-Result<Evaluation> GpuBackend::evaluate(EntityStore& store) {
+Result<Evaluation> GpuBackend::frame(EntityStore& store, bool read_back) {
   Propagator& gpu = *impl_->propagator;
   const auto start = std::chrono::steady_clock::now();
   if (Status st = gpu.run(store); !st) return Error{"the GPU frame failed: " + st.error().message};
-  Result<std::vector<float4x4>> matrices = gpu.read_back();
-  if (!matrices) return Error{"reading the GPU results back failed: " + matrices.error().message};
   Evaluation e;
+  if (read_back) {
+    Result<std::vector<float4x4>> matrices = gpu.read_back();
+    if (!matrices)
+      return Error{"reading the GPU results back failed: " + matrices.error().message};
+    e.local_to_world = std::move(*matrices);
+  }
   e.evaluate_ms = ms_since(start);
-  e.order = gpu.order();
-  e.local_to_world = std::move(*matrices);
+  if (read_back) e.order = gpu.order();
   if (Result<StageTimes> times = gpu.stage_times()) e.gpu_times = *times;
   return e;
 }

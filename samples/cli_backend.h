@@ -34,7 +34,10 @@ class GpuBackend {
   std::string device_name() const;
 
   // One frame: update, record, submit, wait, store.mark_statics_baked(), read back.
-  Result<Evaluation> evaluate(EntityStore& store);
+  Result<Evaluation> evaluate(EntityStore& store) { return frame(store, true); }
+  // The same; without `read_back` the results stay on the GPU (order and local_to_world stay
+  // empty), as when replaying many frames.
+  Result<Evaluation> frame(EntityStore& store, bool read_back);
 
  private:
   struct Impl;
