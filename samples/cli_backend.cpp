@@ -64,6 +64,21 @@ Result<Evaluation> GpuBackend::frame(EntityStore& store, bool read_back) {
   return e;
 }
 
+Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool validate,
+                                                     const std::string& device,
+                                                     std::string& fallback) {
+  if (backend == Backend::Cpu && !validate) return std::unique_ptr<GpuBackend>();
+  Result<std::unique_ptr<GpuBackend>> opened = GpuBackend::open(device);
+  if (opened) return opened;
+  if (backend == Backend::Gpu)
+    return Error{"--backend gpu: no usable Vulkan device: " + opened.error().message};
+  if (validate) return Error{"--validate needs a Vulkan device: " + opened.error().message};
+  fallback = opened.error().message;
+  std::fprintf(stderr, "tprop run: no usable Vulkan device (%s); running the CPU reference\n",
+               fallback.c_str());
+  return std::unique_ptr<GpuBackend>();
+}
+
 Evaluation evaluate_cpu(EntityStore& store, bool bake) {
   Evaluation e;
   auto start = std::chrono::steady_clock::now();

@@ -138,23 +138,12 @@ int run_command(const std::vector<std::string>& args) {
   report.warnings = scene.warnings.size();
 
   // The GPU, when the backend or --validate asks for it.
-  std::unique_ptr<GpuBackend> gpu;
-  if (options.backend != Backend::Cpu || options.validate) {
-    progress.phase("opening the Vulkan device");
-    Result<std::unique_ptr<GpuBackend>> opened = GpuBackend::open(options.device);
-    progress.done();
-    if (opened) {
-      gpu = std::move(*opened);
-    } else if (options.backend == Backend::Gpu) {
-      return fail(progress, "--backend gpu: no usable Vulkan device: " + opened.error().message);
-    } else if (options.validate) {
-      return fail(progress, "--validate needs a Vulkan device: " + opened.error().message);
-    } else {
-      report.fallback = opened.error().message;
-      std::fprintf(stderr, "tprop run: no usable Vulkan device (%s); running the CPU reference\n",
-                   report.fallback.c_str());
-    }
-  }
+  progress.phase("opening the Vulkan device");
+  Result<std::unique_ptr<GpuBackend>> opened =
+      open_gpu_for_run(options.backend, options.validate, options.device, report.fallback);
+  progress.done();
+  if (!opened) return fail(progress, opened.error().message);
+  std::unique_ptr<GpuBackend> gpu = std::move(*opened);
   const bool on_gpu = options.backend != Backend::Cpu && gpu;
   report.backend = on_gpu ? "gpu" : "cpu";
   report.device = on_gpu ? gpu->device_name() : "CPU reference";

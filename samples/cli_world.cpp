@@ -254,20 +254,10 @@ int run_world(const RunOptions& options, const std::string& input) {
   }
   const uint32_t frames = options.frames ? options.frames : std::max(1u, streams->frame_count());
 
-  std::unique_ptr<GpuBackend> gpu;
-  if (options.backend != Backend::Cpu || options.validate) {
-    Result<std::unique_ptr<GpuBackend>> opened = GpuBackend::open(options.device);
-    if (opened) {
-      gpu = std::move(*opened);
-    } else if (options.backend == Backend::Gpu || options.validate) {
-      return fail(std::string(options.validate ? "--validate" : "--backend gpu") +
-                  " needs a usable Vulkan device: " + opened.error().message);
-    } else {
-      report.fallback = opened.error().message;
-      std::fprintf(stderr, "tprop run: no usable Vulkan device (%s); running the CPU reference\n",
-                   report.fallback.c_str());
-    }
-  }
+  Result<std::unique_ptr<GpuBackend>> opened =
+      open_gpu_for_run(options.backend, options.validate, options.device, report.fallback);
+  if (!opened) return fail(opened.error().message);
+  std::unique_ptr<GpuBackend> gpu = std::move(*opened);
   const bool on_gpu = options.backend != Backend::Cpu && gpu;
   report.backend = on_gpu ? "gpu" : "cpu";
   report.device = on_gpu ? gpu->device_name() : "CPU reference";
