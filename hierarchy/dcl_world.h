@@ -89,6 +89,12 @@ class DclWorld {
   // The store entity that stands for the scene's entity (a full 32-bit Decentraland id; 0 is the
   // root): empty when the scene holds no live entity under that id (unknown, dead, shadowed).
   std::optional<EntityId> store_id(SceneId s, EntityId entity) const;
+  // Its store slot, which indexes per-slot results (CpuReference via DepthOrder::position).
+  std::optional<uint32_t> store_slot(SceneId s, EntityId entity) const {
+    const std::optional<EntityId> id = store_id(s, entity);
+    if (!id) return std::nullopt;
+    return store_.slot_of(*id);
+  }
 
   EntityStore& store() { return store_; }
   const EntityStore& store() const { return store_; }

@@ -270,7 +270,8 @@ Result<DclWorldScene> parse_manifest_scene(const json& j, const std::string& whe
   s.parcel = {int32_t(x), int32_t(y)};
   if (!j.contains("stream") || !j["stream"].is_string())
     return Error{where + ".stream must be the file name of the scene's .crdt stream"};
-  const std::string path = folder + "/" + j["stream"].get<std::string>();
+  const std::string stream = j["stream"].get<std::string>();
+  const std::string path = !stream.empty() && stream[0] == '/' ? stream : folder + "/" + stream;
   Result<std::string> bytes = read_file_bytes(path);
   if (!bytes) return Error{where + ".stream: " + bytes.error().message};
   s.stream.assign(bytes->begin(), bytes->end());

@@ -7,7 +7,7 @@
 // ingested, feeds its chunk k in world frame load_frame + k, and is removed before world frame
 // `unload_frame`, if it has one.
 //
-// world.json, in the folder beside the streams (paths relative to the folder):
+// world.json, in the folder beside the streams (relative stream paths are from the folder):
 //   {"scenes": [{"name": "plaza", "parcel": [-9, 73], "stream": "plaza.crdt",
 //                "frames": [1200, 1880], "load": 0, "unload": 5}]}
 // name, parcel and stream are required; frames (the offsets of frames 1, 2, ...; increasing,

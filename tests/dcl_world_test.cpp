@@ -126,6 +126,8 @@ TEST(DclWorld, CycleMembersStandAtTheSceneRootUntilResolved) {
   EXPECT_TRUE(near(ev.of(w.store(), *w.store_id(s, 2)), T(0, 1, 32)));
   EXPECT_TRUE(near(ev.of(w.store(), *w.store_id(s, 3)), T(1, 0, 33)));
   EXPECT_TRUE(near(ev.of(w.store(), *w.store_id(s, 4)), T(2, 0, 32)));
+  EXPECT_TRUE(near(ev.local_to_world[ev.order.position[*w.store_slot(s, 4)]], T(2, 0, 32)));
+  EXPECT_FALSE(w.store_slot(s, 5));
   w.apply(s, put_transform(2, 2, at({0, 1, 0}, 0)));  // resolved: 1 hangs below 2 again
   EXPECT_TRUE(near(world_of(w, s, 1), T(1, 1, 32)));
   EXPECT_TRUE(near(world_of(w, s, 3), T(1, 1, 33)));
