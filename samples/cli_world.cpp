@@ -112,8 +112,11 @@ void print_world_summary(std::FILE* out, const WorldReport& r) {
                median_of(steady, gpu_ms), median_of(steady, frame_ms),
                r.frames.size() > 1 ? "frames 1 on; frame 0 loads the world" : "frame 0");
   if (r.validation)
-    std::fprintf(out, "validate         %s (worst frame %u)\n",
-                 validation_line(*r.validation).c_str(), r.validation_frame);
+    std::fprintf(out, "validate         %s (worst frame %u; store entity %u is scene slot %u, "
+                      "entity number %u)\n",
+                 validation_line(*r.validation).c_str(), r.validation_frame,
+                 r.validation->worst_entity, r.validation->worst_entity >> 16,
+                 r.validation->worst_entity & 0xffff);
 }
 
 std::string world_json(const WorldReport& r) {
