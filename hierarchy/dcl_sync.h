@@ -48,11 +48,12 @@ template <class Apply>
 Status feed_crdt_bytes(CrdtStreamReader& reader, std::span<const uint8_t> bytes, Apply&& apply) {
   try {
     reader.append(bytes);
+    CrdtMessage m;  // read into again and again
     for (;;) {
-      auto next = reader.next();
-      if (!next) return next.error();
-      if (!next.value()) return ok_status();
-      apply(*next.value());
+      Result<bool> got = reader.next(m);
+      if (!got) return got.error();
+      if (!got.value()) return ok_status();
+      apply(static_cast<const CrdtMessage&>(m));
     }
   } catch (const std::exception& e) {  // std::bad_alloc: nothing else throws here
     return Error{"CRDT stream at byte offset " + std::to_string(reader.offset()) + ": " +
