@@ -114,7 +114,8 @@ int run_command(const std::vector<std::string>& args) {
   if (is_world_input(options.scene)) return run_world(options, options.scene);
   if (options.frames || !options.save_world.empty()) {
     const Error e{"--frames and --save-world replay a world (a folder with world.json, or "
-                  "gen:dclworld:SCENES[:PARCELS]), not '" + options.scene + "'"};
+                  "gen:dclworld:SCENES[:PARCELS]), not '" +
+                  (options.scene.empty() ? default_scene() : options.scene) + "'"};
     return *usage_or_help("run", &e, false, run_usage());
   }
 

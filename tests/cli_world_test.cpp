@@ -96,12 +96,18 @@ TEST_F(CliWorld, BadWorldsFailNamingWhatIsWrong) {
   o = run_tprop("run gen:dclworld:0");
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_CONTAINS(o.err, "SCENES must be");
+  o = run_tprop("run gen:dclworld:1 --dump " + tprop::test::cli::quoted(dir_ + "/dump.json"));
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_CONTAINS(o.err, "--dump");
 }
 
 TEST_F(CliWorld, WorldOptionsOnAnythingElseAreUsageErrors) {
   Outcome o = run_tprop("run gen:chain:10 --frames 3");
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_CONTAINS(o.err, "--frames and --save-world replay a world");
+  o = run_tprop("run --save-world x");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_CONTAINS(o.err, "solar_system.json");  // the default scene is no world
   o = run_tprop("run gen:dclworld:2 --frames 0");
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_CONTAINS(o.err, "--frames needs");
