@@ -30,9 +30,11 @@ std::string at_offset(uint64_t offset) {
 }
 
 // Reads the body of a message whose length has been validated and whose bytes are all present.
-CrdtMessage parse_body(CrdtMessageType type, const uint8_t* p, size_t length) {
-  CrdtMessage m;
+// Fills m from scratch, reusing the capacity of m.data.
+void parse_body(CrdtMessageType type, const uint8_t* p, size_t length, CrdtMessage& m) {
   m.type = type;
+  m.component = m.lamport = m.network_id = 0;
+  m.data.clear();
   const uint8_t* q = p + kCrdtHeaderSize;
   auto u32 = [&q] {
     const uint32_t v = read_u32_le(q);
@@ -49,7 +51,6 @@ CrdtMessage parse_body(CrdtMessageType type, const uint8_t* p, size_t length) {
     q += 4;  // dataLength, already checked against length
     m.data.assign(q, p + length);
   }
-  return m;
 }
 
 }  // namespace
@@ -173,9 +174,17 @@ Error CrdtStreamReader::fail(std::string message) {
 }
 
 Result<std::optional<CrdtMessage>> CrdtStreamReader::next() {
+  CrdtMessage m;
+  Result<bool> got = next(m);
+  if (!got) return got.error();
+  if (!*got) return std::optional<CrdtMessage>{};
+  return std::optional<CrdtMessage>{std::move(m)};
+}
+
+Result<bool> CrdtStreamReader::next(CrdtMessage& out) {
   if (error_) return *error_;
   const size_t available = buffer_.size() - read_;
-  if (available < kCrdtHeaderSize) return std::optional<CrdtMessage>{};
+  if (available < kCrdtHeaderSize) return false;
   const uint8_t* p = buffer_.data() + read_;
   const uint32_t length = read_u32_le(p);
   const uint32_t raw_type = read_u32_le(p + 4);
@@ -192,7 +201,7 @@ Result<std::optional<CrdtMessage>> CrdtStreamReader::next() {
   if (!crdt_type_has_data(type) && length != fixed)
     return fail("length " + std::to_string(length) + " does not match the " +
                 std::to_string(fixed) + " bytes of " + crdt_message_type_name(type));
-  if (available < fixed) return std::optional<CrdtMessage>{};
+  if (available < fixed) return false;
   if (crdt_type_has_data(type)) {
     const uint32_t data_length = read_u32_le(p + fixed - 4);
     if (data_length != length - fixed)
@@ -200,11 +209,11 @@ Result<std::optional<CrdtMessage>> CrdtStreamReader::next() {
                   std::to_string(length) + " (" + std::to_string(length - fixed) +
                   " bytes of data)");
   }
-  if (available < length) return std::optional<CrdtMessage>{};
-  CrdtMessage m = parse_body(type, p, length);
+  if (available < length) return false;
+  parse_body(type, p, length, out);
   read_ += length;
   consumed_ += length;
-  return std::optional<CrdtMessage>{std::move(m)};
+  return true;
 }
 
 Status CrdtStreamReader::finish() const {

@@ -89,6 +89,9 @@ class CrdtStreamReader {
   // The next complete message; empty when more bytes are needed. An error is sticky: every
   // later call returns it again and appended bytes are dropped.
   Result<std::optional<CrdtMessage>> next();
+  // The same into `out` (true: a message was read), reusing its data's capacity: no allocation
+  // per message when one message object is read into again and again.
+  Result<bool> next(CrdtMessage& out);
   // The stream has ended: an error when an incomplete message is left over (its length runs
   // past the end of the stream), or when the reader already failed.
   Status finish() const;

@@ -5,14 +5,13 @@
 #include <cmath>
 #include <exception>
 
+#include "dcl_sync.h"
 #include "scene_input.h"
 
 
 namespace tprop {
 
 namespace {
-
-bool same_bits(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b); }
 
 std::string hex_id(EntityId e) {
   static const char* digits = "0123456789abcdef";
@@ -28,16 +27,31 @@ std::string counted(uint64_t n, const char* one, const char* many) {
 
 }  // namespace
 
+void put_dcl_transform_values(EntityStore& store, EntityId id, const DclTransform& t) {
+  const auto same_bits = [](float a, float b) {
+    return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+  };
+  store.set_translation(id, t.position);
+  store.set_rotation(id, t.rotation);
+  if (same_bits(t.scale.x, t.scale.y) && same_bits(t.scale.x, t.scale.z)) {
+    store.remove(id, Component::NonUniformScale);
+    store.set_scale(id, t.scale.x);
+  } else {
+    store.remove(id, Component::Scale);
+    store.set_non_uniform_scale(id, t.scale);
+  }
+}
+
+void remove_dcl_transform_values(EntityStore& store, EntityId id) {
+  for (Component c : {Component::Translation, Component::Rotation, Component::Scale,
+                      Component::NonUniformScale})
+    store.remove(id, c);
+}
+
 CrdtApplyResult DclScene::apply(const CrdtMessage& m) {
   if (m.entity == kDclRootEntity) ++root_messages_;
   CrdtApplyResult r = state_.apply(m);
-  if (!r.removed.empty()) {
-    for (EntityId e : r.removed) sync(e);
-  } else if (r.entity_created ||
-             (r.outcome == CrdtOutcome::Applied && m.component == kDclTransformComponentId &&
-              crdt_type_has_component(m.type))) {
-    sync(m.entity);
-  }
+  for_each_entity_to_sync(m, r, [this](EntityId e) { sync(e); });
   return r;
 }
 
@@ -46,24 +60,17 @@ void DclScene::apply(std::span<const CrdtMessage> batch) {
 }
 
 Status DclScene::feed(std::span<const uint8_t> bytes) {
-  try {
-    reader_.append(bytes);
-    for (;;) {
-      auto next = reader_.next();
-      if (!next) return next.error();
-      if (!next.value()) return ok_status();
-      apply(*next.value());
-    }
-  } catch (const std::exception& e) {  // std::bad_alloc: nothing else throws here
-    return Error{"CRDT stream at byte offset " + std::to_string(reader_.offset()) + ": " +
-                 e.what()};
-  }
+  return feed_crdt_bytes(reader_, bytes, [this](const CrdtMessage& m) { apply(m); });
+}
+
+std::optional<DclTransform> dcl_transform_of(const CrdtState& state, EntityId e) {
+  const LwwEntry* entry = state.find(e, kDclTransformComponentId);
+  if (!entry || entry->deleted) return std::nullopt;
+  return decode_dcl_transform(entry->data);
 }
 
 std::optional<DclTransform> DclScene::transform(EntityId e) const {
-  const LwwEntry* entry = state_.find(e, kDclTransformComponentId);
-  if (!entry || entry->deleted) return std::nullopt;
-  return decode_dcl_transform(entry->data);
+  return dcl_transform_of(state_, e);
 }
 
 void DclScene::destroy_keeping_children(EntityId e) {
@@ -81,20 +88,11 @@ void DclScene::sync(EntityId e) {
   store_.create(e);  // no-op when it exists
   const std::optional<DclTransform> t = transform(e);
   if (!t) {
-    for (Component c : {Component::Translation, Component::Rotation, Component::Scale,
-                        Component::NonUniformScale, Component::Parent})
-      store_.remove(e, c);
+    remove_dcl_transform_values(store_, e);
+    store_.remove(e, Component::Parent);
     return;
   }
-  store_.set_translation(e, t->position);
-  store_.set_rotation(e, t->rotation);
-  if (same_bits(t->scale.x, t->scale.y) && same_bits(t->scale.x, t->scale.z)) {
-    store_.remove(e, Component::NonUniformScale);
-    store_.set_scale(e, t->scale.x);
-  } else {
-    store_.remove(e, Component::Scale);
-    store_.set_non_uniform_scale(e, t->scale);
-  }
+  put_dcl_transform_values(store_, e, *t);
   if (t->parent == kDclRootEntity) {
     store_.remove(e, Component::Parent);
   } else {

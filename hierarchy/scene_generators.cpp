@@ -2,113 +2,28 @@
 
 #include <algorithm>
 #include <bit>
-#include <charconv>
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
+
+#include "generator_support.h"
 
 namespace tprop {
 
 namespace {
-
-// Scenes must not depend on the standard library's distributions (their algorithms are
-// implementation-defined), so every number is mapped from the engine's raw bits here, and
-// rotations come from rejection sampling plus a correctly rounded sqrt instead of sin/cos.
-class Random {
- public:
-  explicit Random(uint64_t seed) : engine_(seed) {}
-
-  // Uniform in [0, 1), 53 bits.
-  double unit() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
-  float range(double lo, double hi) { return static_cast<float>(lo + (hi - lo) * unit()); }
-  // Uniform in [0, n) for n <= 2^32 by a multiply-shift; the bias (below n / 2^32) is
-  // irrelevant for scene generation.
-  uint64_t below(uint64_t n) { return ((engine_() >> 32) * n) >> 32; }
-  // A point uniform in the box [lo, hi), drawn x, then y, then z: one statement per draw, since
-  // the order in which a constructor's arguments are evaluated is unspecified and compilers
-  // differ, which would give another scene for the same seed.
-  float3 point(float3 lo, float3 hi) {
-    float3 p;
-    p.x = range(lo.x, hi.x);
-    p.y = range(lo.y, hi.y);
-    p.z = range(lo.z, hi.z);
-    return p;
-  }
-  float3 point(float lo, float hi) { return point(float3(lo), float3(hi)); }
-
-  // Uniform over all rotations: a point uniform in the 4-ball, projected on the sphere.
-  quat rotation() {
-    for (;;) {
-      const double x = 2 * unit() - 1, y = 2 * unit() - 1, z = 2 * unit() - 1, w = 2 * unit() - 1;
-      const double s = x * x + y * y + z * z + w * w;
-      if (s > 1.0 || s < 1e-6) continue;
-      const double n = std::sqrt(s);
-      return make_quat(float(x / n), float(y / n), float(z / n), float(w / n));
-    }
-  }
-  // A small rotation: normalize(v, 1) with v uniform in [-a, a]^3 turns by at most about 2a.
-  quat small_rotation(double a) {
-    const double x = a * (2 * unit() - 1), y = a * (2 * unit() - 1), z = a * (2 * unit() - 1);
-    const double n = std::sqrt(x * x + y * y + z * z + 1.0);
-    return make_quat(float(x / n), float(y / n), float(z / n), float(1.0 / n));
-  }
-  // A uniform rotation about +Y (a yaw), as most Decentraland scene objects have.
-  quat yaw() {
-    for (;;) {
-      const double c = 2 * unit() - 1, s = 2 * unit() - 1;
-      const double r = c * c + s * s;
-      if (r > 1.0 || r < 1e-6) continue;
-      const double n = std::sqrt(r);
-      return make_quat(0.0f, float(s / n), 0.0f, float(c / n));
-    }
-  }
-
- private:
-  std::mt19937_64 engine_;
-};
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  for (;;) {
-    const size_t at = s.find(sep);
-    out.push_back(s.substr(0, at));
-    if (at == std::string_view::npos) return out;
-    s.remove_prefix(at + 1);
-  }
-}
-
-Error spec_error(std::string_view spec, const std::string& what) {
-  return Error{"scene generator '" + std::string(spec) + "': " + what};
-}
-
-// A plain decimal in [lo, hi]: no sign, no spaces, no exponent.
-Result<uint64_t> parse_number(std::string_view spec, std::string_view field, std::string_view name,
-                              uint64_t lo, uint64_t hi) {
-  uint64_t value = 0;
-  const char* end = field.data() + field.size();
-  const auto [ptr, ec] = std::from_chars(field.data(), end, value);
-  const bool digits_only = !field.empty() && field.find_first_not_of("0123456789") == field.npos;
-  if (!digits_only || ec != std::errc() || ptr != end || value < lo || value > hi) {
-    return spec_error(spec, std::string(name) + " must be a whole number from " +
-                                std::to_string(lo) + " to " + std::to_string(hi) + ", not '" +
-                                std::string(field) + "'");
-  }
-  return value;
-}
 
 constexpr const char* kUsage =
     "expected gen:chain:N, gen:flat:N, gen:forest:N[:BRANCHING], gen:mixed:N or "
     "gen:dcl:SCENES:ENTITIES";
 
 // One link of a chain: about a unit up from its parent, turned a little.
-void create_chain_link(EntityStore& store, Random& rng, EntityId id) {
+void create_chain_link(EntityStore& store, SeededRandom& rng, EntityId id) {
   store.create(id);
   store.set_translation(id, rng.point(float3(-0.1f, 0.9f, -0.1f), float3(0.1f, 1.1f, 0.1f)));
   store.set_rotation(id, rng.small_rotation(0.05));
 }
 
-void generate_chain(EntityStore& store, Random& rng, uint32_t n) {
+void generate_chain(EntityStore& store, SeededRandom& rng, uint32_t n) {
   store.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     create_chain_link(store, rng, i);
@@ -117,7 +32,7 @@ void generate_chain(EntityStore& store, Random& rng, uint32_t n) {
 }
 
 // A root anywhere in a 200 m box, turned any way, with a uniform scale in [min_scale, max_scale).
-void create_random_root(EntityStore& store, Random& rng, EntityId id, double min_scale,
+void create_random_root(EntityStore& store, SeededRandom& rng, EntityId id, double min_scale,
                         double max_scale) {
   store.create(id);
   store.set_translation(id, rng.point(-100, 100));
@@ -125,14 +40,14 @@ void create_random_root(EntityStore& store, Random& rng, EntityId id, double min
   store.set_scale(id, rng.range(min_scale, max_scale));
 }
 
-void generate_flat(EntityStore& store, Random& rng, uint32_t n) {
+void generate_flat(EntityStore& store, SeededRandom& rng, uint32_t n) {
   store.reserve(n);
   for (uint32_t i = 0; i < n; ++i) create_random_root(store, rng, i, 0.5, 2.0);
 }
 
 constexpr uint32_t kForestTreeSize = 65536;
 
-void generate_forest(EntityStore& store, Random& rng, uint32_t n, uint32_t branching) {
+void generate_forest(EntityStore& store, SeededRandom& rng, uint32_t n, uint32_t branching) {
   store.reserve(n);
   const uint32_t roots = (n - 1) / kForestTreeSize + 1;
   for (uint32_t i = 0; i < roots; ++i) create_random_root(store, rng, i, 0.8, 1.25);
@@ -157,7 +72,7 @@ void generate_forest(EntityStore& store, Random& rng, uint32_t n, uint32_t branc
 constexpr uint32_t kMixedChainLength = 10000;
 constexpr uint32_t kMixedBranching = 32;
 
-void generate_mixed(EntityStore& store, Random& rng, uint32_t n) {
+void generate_mixed(EntityStore& store, SeededRandom& rng, uint32_t n) {
   const MixedShape shape = mixed_shape(n);
   generate_forest(store, rng, shape.forest, kMixedBranching);
   store.reserve(n);
@@ -181,7 +96,7 @@ constexpr uint8_t kDclMaxDepth = 4;
 
 uint32_t dcl_id_stride(uint32_t entities) { return std::bit_ceil(kDclFirstUserEntity + entities); }
 
-void generate_dcl(EntityStore& store, Random& rng, uint32_t scenes, uint32_t entities) {
+void generate_dcl(EntityStore& store, SeededRandom& rng, uint32_t scenes, uint32_t entities) {
   store.reserve(size_t(scenes) * (size_t(entities) + 1));
   const uint32_t stride = dcl_id_stride(entities);
   uint32_t grid = 1;
@@ -235,18 +150,18 @@ MixedShape mixed_shape(uint32_t n) {
 }
 
 Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
-  const std::vector<std::string_view> f = split(spec, ':');
+  const std::vector<std::string_view> f = split_spec(spec);
   if (f.size() < 2 || f[0] != "gen") return spec_error(spec, kUsage);
   const std::string_view kind = f[1];
   const uint64_t max = kMaxGeneratedEntities;
 
   Scene scene;
   scene.source = std::string(spec);
-  Random rng(seed);
+  SeededRandom rng(seed);
 
   if (kind == "chain" || kind == "flat") {
     if (f.size() != 3) return spec_error(spec, "expected gen:" + std::string(kind) + ":N");
-    auto n = parse_number(spec, f[2], "N", 1, max);
+    auto n = parse_spec_number(spec, f[2], "N", 1, max);
     if (!n) return n.error();
     if (kind == "chain") {
       generate_chain(scene.store, rng, static_cast<uint32_t>(*n));
@@ -255,27 +170,27 @@ Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
     }
   } else if (kind == "mixed") {
     if (f.size() != 3) return spec_error(spec, "expected gen:mixed:N");
-    auto n = parse_number(spec, f[2], "N", 1, max);
+    auto n = parse_spec_number(spec, f[2], "N", 1, max);
     if (!n) return n.error();
     generate_mixed(scene.store, rng, static_cast<uint32_t>(*n));
   } else if (kind == "forest") {
     if (f.size() != 3 && f.size() != 4) {
       return spec_error(spec, "expected gen:forest:N or gen:forest:N:BRANCHING");
     }
-    auto n = parse_number(spec, f[2], "N", 1, max);
+    auto n = parse_spec_number(spec, f[2], "N", 1, max);
     if (!n) return n.error();
     uint64_t branching = 4;
     if (f.size() == 4) {
-      auto b = parse_number(spec, f[3], "BRANCHING", 1, 65536);
+      auto b = parse_spec_number(spec, f[3], "BRANCHING", 1, 65536);
       if (!b) return b.error();
       branching = *b;
     }
     generate_forest(scene.store, rng, static_cast<uint32_t>(*n), static_cast<uint32_t>(branching));
   } else if (kind == "dcl") {
     if (f.size() != 4) return spec_error(spec, "expected gen:dcl:SCENES:ENTITIES");
-    auto scenes = parse_number(spec, f[2], "SCENES", 1, max);
+    auto scenes = parse_spec_number(spec, f[2], "SCENES", 1, max);
     if (!scenes) return scenes.error();
-    auto entities = parse_number(spec, f[3], "ENTITIES", 1, kDclMaxEntities);
+    auto entities = parse_spec_number(spec, f[3], "ENTITIES", 1, kDclMaxEntities);
     if (!entities) return entities.error();
     const uint64_t total = *scenes * (*entities + 1);
     if (total > max) {
@@ -293,6 +208,9 @@ Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
     }
     generate_dcl(scene.store, rng, static_cast<uint32_t>(*scenes),
                  static_cast<uint32_t>(*entities));
+  } else if (kind == "dclworld") {
+    return spec_error(spec, "a world of scenes replayed frame by frame, which `tprop run` plays "
+                            "(README.md); it is no single scene");
   } else {
     return spec_error(spec, "unknown generator '" + std::string(kind) + "'; " + kUsage);
   }

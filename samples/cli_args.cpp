@@ -119,6 +119,18 @@ Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
       Result<uint64_t> seed = parse_seed(w.value("--seed"));
       if (!seed) return seed.error();
       o.seed = *seed;
+    } else if (w.is("--frames")) {
+      const std::optional<std::string> v = w.value("--frames");
+      uint32_t n = 0;
+      const char* end = v ? v->data() + v->size() : nullptr;
+      if (!v || v->empty() || std::from_chars(v->data(), end, n).ptr != end || n == 0 ||
+          n > 1'000'000)
+        return Error{"--frames needs a number of frames from 1 to 1000000"};
+      o.frames = n;
+    } else if (w.is("--save-world")) {
+      const std::optional<std::string> v = w.value("--save-world");
+      if (!v || v->empty()) return Error{"--save-world needs a folder"};
+      o.save_world = *v;
     } else if (w.arg() == "--validate" && w.is_option()) {
       o.validate = true;
     } else if (w.arg() == "--json" && w.is_option()) {

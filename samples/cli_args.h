@@ -26,6 +26,8 @@ struct RunOptions {
   std::string device;  // --device NAME|INDEX; empty: TPROP_DEVICE, else the best device
   std::string dump;    // empty: no dump
   uint64_t seed = 1;   // for generator specs
+  uint32_t frames = 0;     // --frames N: replay a world for N frames; 0: not given
+  std::string save_world;  // --save-world DIR: write the world's streams and manifest there
   bool validate = false;
   bool json = false;
   bool help = false;

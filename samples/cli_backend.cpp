@@ -47,21 +47,50 @@ Result<std::unique_ptr<GpuBackend>> GpuBackend::open(const std::string& device) 
 
 std::string GpuBackend::device_name() const { return impl_->context->device_name(); }
 
-Result<Evaluation> GpuBackend::evaluate(EntityStore& store) {
+Result<Evaluation> GpuBackend::frame(EntityStore& store, bool read_back) {
   Propagator& gpu = *impl_->propagator;
   const auto start = std::chrono::steady_clock::now();
   if (Status st = gpu.run(store); !st) return Error{"the GPU frame failed: " + st.error().message};
-  Result<std::vector<float4x4>> matrices = gpu.read_back();
-  if (!matrices) return Error{"reading the GPU results back failed: " + matrices.error().message};
   Evaluation e;
+  std::vector<float4x4> by_slot;
+  if (read_back) {
+    Result<std::vector<float4x4>> matrices = gpu.read_back();
+    if (!matrices)
+      return Error{"reading the GPU results back failed: " + matrices.error().message};
+    by_slot = std::move(*matrices);
+  }
   e.evaluate_ms = ms_since(start);
-  // The GPU keeps LocalToWorld by store slot; reports and dumps read it in depth order.
-  e.order = sort_by_depth(store);
-  e.local_to_world.resize(e.order.size());
-  for (uint32_t pos = 0; pos < e.order.size(); ++pos)
-    e.local_to_world[pos] = (*matrices)[e.order.slot[pos]];
+  if (read_back) {
+    // The GPU keeps LocalToWorld by store slot; reports and dumps read it in depth order.
+    e.order = sort_by_depth(store);
+    e.local_to_world.resize(e.order.size());
+    for (uint32_t pos = 0; pos < e.order.size(); ++pos)
+      e.local_to_world[pos] = by_slot[e.order.slot[pos]];
+  }
   if (Result<StageTimes> times = gpu.stage_times()) e.gpu_times = *times;
   return e;
+}
+
+Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool validate,
+                                                     const std::string& device,
+                                                     std::string& fallback) {
+  // A --device the user named is binding: never a silent fallback, and checked even when no
+  // device is opened.
+  if (backend == Backend::Cpu && !validate) {
+    if (!device.empty())
+      if (Status named = check_device_option(device); !named) return named.error();
+    return std::unique_ptr<GpuBackend>();
+  }
+  Result<std::unique_ptr<GpuBackend>> opened = GpuBackend::open(device);
+  if (opened) return opened;
+  if (backend == Backend::Gpu)
+    return Error{"--backend gpu: no usable Vulkan device: " + opened.error().message};
+  if (validate) return Error{"--validate needs a Vulkan device: " + opened.error().message};
+  if (!device.empty()) return opened.error();  // names the device option and why
+  fallback = opened.error().message;
+  std::fprintf(stderr, "tprop run: no usable Vulkan device (%s); running the CPU reference\n",
+               fallback.c_str());
+  return std::unique_ptr<GpuBackend>();
 }
 
 Evaluation evaluate_cpu(EntityStore& store, bool bake) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_args.h"
 #include "depth_order.h"
 #include "entity_store.h"
 #include "gpu_timer.h"
@@ -34,13 +35,24 @@ class GpuBackend {
   std::string device_name() const;
 
   // One frame: update, record, submit, wait, store.mark_statics_baked(), read back.
-  Result<Evaluation> evaluate(EntityStore& store);
+  Result<Evaluation> evaluate(EntityStore& store) { return frame(store, true); }
+  // The same; without `read_back` the results stay on the GPU (order and local_to_world stay
+  // empty), as when replaying many frames.
+  Result<Evaluation> frame(EntityStore& store, bool read_back);
 
  private:
   struct Impl;
   explicit GpuBackend(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The GPU as `tprop run` wants it, opened when `backend` is not cpu or `validate` is set (else
+// nullptr). An error, the message to fail with, when --backend gpu or --validate needs a device
+// that is not usable; with auto, no usable device gives nullptr, `fallback` says why and a
+// one-line notice goes to stderr.
+Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool validate,
+                                                     const std::string& device,
+                                                     std::string& fallback);
 
 // One frame on the CPU reference. With `bake` the whole frame protocol runs (take the changes,
 // sort, evaluate, mark the statics baked); without, the store is left untouched, so that the GPU

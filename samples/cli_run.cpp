@@ -12,6 +12,7 @@
 #include "cli_backend.h"
 #include "cli_progress.h"
 #include "cli_report.h"
+#include "cli_world.h"
 #include "compare.h"
 #include "dump.h"
 #include "result.h"
@@ -68,6 +69,8 @@ std::string default_scene() { return std::string(TPROP_ASSETS_DIR) + "/solar_sys
 const char* run_usage() {
   return "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--seed N] [--dump FILE]\n"
          "                 [--device NAME|INDEX] [--validate] [--json]\n"
+         "       tprop run WORLD [--frames N] [--save-world DIR] [--backend ...] [--seed N]\n"
+         "                 [--device ...] [--validate] [--json]\n"
          "\n"
          "Loads SCENE (default: the bundled solar system), computes every entity's\n"
          "LocalToWorld once and prints a summary: entities, roots, levels, cycles broken,\n"
@@ -76,7 +79,12 @@ const char* run_usage() {
          "  SCENE               a JSON scene (.json; format: README.md), a glTF file (.gltf,\n"
          "                      .glb), a Decentraland CRDT stream (.crdt), or a generator\n"
          "                      spec: gen:chain:N, gen:flat:N, gen:forest:N[:B],\n"
-         "                      gen:dcl:SCENES:ENTITIES, or - for standard input\n"
+         "                      gen:dcl:SCENES:ENTITIES, or - for standard input; or a\n"
+         "                      Decentraland WORLD: a folder with world.json, or\n"
+         "                      gen:dclworld:SCENES[:PARCELS] (README.md)\n"
+         "  --frames N          replay a WORLD for N frames (default: as many as its streams\n"
+         "                      fill; a generated world: 1) and report each frame's times\n"
+         "  --save-world DIR    write the WORLD's streams and world.json into DIR\n"
          "  --backend BACKEND   cpu: the CPU reference; gpu: Vulkan compute (exit 1 without a\n"
          "                      device); auto (default): gpu when a device is usable, else cpu\n"
          "                      with a one-line notice on stderr saying why\n"
@@ -103,6 +111,14 @@ int run_command(const std::vector<std::string>& args) {
   Result<RunOptions> parsed = parse_run_args(args);
   if (std::optional<int> exit = usage_or_help("run", parsed, run_usage())) return *exit;
   const RunOptions& options = *parsed;
+  // A world replays frame by frame (cli_world.h); --frames and --save-world are for worlds.
+  if (is_world_input(options.scene)) return run_world(options, options.scene);
+  if (options.frames || !options.save_world.empty()) {
+    const Error e{"--frames and --save-world replay a world (a folder with world.json, or "
+                  "gen:dclworld:SCENES[:PARCELS]), not '" +
+                  (options.scene.empty() ? default_scene() : options.scene) + "'"};
+    return *usage_or_help("run", &e, false, run_usage());
+  }
 
   Progress progress = Progress::for_stderr();
   RunReport report;
@@ -124,31 +140,13 @@ int run_command(const std::vector<std::string>& args) {
   report.input = scene.source;
   report.warnings = scene.warnings.size();
 
-  // The GPU, when the backend or --validate asks for it. A --device the user named is binding:
-  // never a silent fallback, and checked even when no device is opened.
-  std::unique_ptr<GpuBackend> gpu;
-  if (options.backend == Backend::Cpu && !options.validate && !options.device.empty()) {
-    if (Status named = check_device_option(options.device); !named)
-      return fail(progress, named.error().message);
-  }
-  if (options.backend != Backend::Cpu || options.validate) {
-    progress.phase("opening the Vulkan device");
-    Result<std::unique_ptr<GpuBackend>> opened = GpuBackend::open(options.device);
-    progress.done();
-    if (opened) {
-      gpu = std::move(*opened);
-    } else if (options.backend == Backend::Gpu) {
-      return fail(progress, "--backend gpu: no usable Vulkan device: " + opened.error().message);
-    } else if (options.validate) {
-      return fail(progress, "--validate needs a Vulkan device: " + opened.error().message);
-    } else if (!options.device.empty()) {
-      return fail(progress, opened.error().message);  // names the device option and why
-    } else {
-      report.fallback = opened.error().message;
-      std::fprintf(stderr, "tprop run: no usable Vulkan device (%s); running the CPU reference\n",
-                   report.fallback.c_str());
-    }
-  }
+  // The GPU, when the backend or --validate asks for it.
+  progress.phase("opening the Vulkan device");
+  Result<std::unique_ptr<GpuBackend>> opened =
+      open_gpu_for_run(options.backend, options.validate, options.device, report.fallback);
+  progress.done();
+  if (!opened) return fail(progress, opened.error().message);
+  std::unique_ptr<GpuBackend> gpu = std::move(*opened);
   const bool on_gpu = options.backend != Backend::Cpu && gpu;
   report.backend = on_gpu ? "gpu" : "cpu";
   report.device = on_gpu ? gpu->device_name() : "CPU reference";

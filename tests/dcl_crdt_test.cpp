@@ -205,5 +205,30 @@ TEST(CrdtStreamReader, ChunkSizeDoesNotChangeTheMessages) {
   }
 }
 
+// Reading every type into one reused message leaves nothing of the previous message behind
+// (a DELETE_ENTITY after a PUT has no component, lamport or data).
+TEST(CrdtStreamReader, ReadingIntoOneMessageAgainGivesEachMessageAsIs) {
+  std::vector<uint8_t> bytes;
+  std::vector<CrdtMessage> expected;
+  for (int round = 0; round < 2; ++round) {
+    for (const WireCase& c : every_type()) {
+      bytes.insert(bytes.end(), c.bytes.begin(), c.bytes.end());
+      expected.push_back(c.message);
+    }
+  }
+  CrdtStreamReader reader;
+  reader.append(bytes);
+  CrdtMessage m;
+  for (const CrdtMessage& want : expected) {
+    Result<bool> got = reader.next(m);
+    ASSERT_TRUE(got) << got.error().message;
+    ASSERT_TRUE(got.value());
+    EXPECT_EQ(m, want) << crdt_message_type_name(want.type);
+  }
+  Result<bool> end = reader.next(m);
+  ASSERT_TRUE(end);
+  EXPECT_FALSE(end.value());
+}
+
 }  // namespace
 }  // namespace tprop

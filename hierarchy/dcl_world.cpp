@@ -1,0 +1,300 @@
+#include "dcl_world.h"
+
+#include <algorithm>
+#include <cassert>
+#include <unordered_map>
+
+#include "dcl_sync.h"
+
+namespace tprop {
+
+namespace {
+
+constexpr uint8_t kHeld = 1;     // a live version of this number is a store entity
+constexpr uint8_t kOnCycle = 2;  // its parent link closes a cycle: it stands at the scene root
+
+}  // namespace
+
+float3 dcl_parcel_position(DclParcel parcel) {
+  return float3(kDclParcelSize * float(parcel.x), 0.0f, kDclParcelSize * float(parcel.y));
+}
+
+// What the world keeps per entity number of a scene, beside the CRDT state: 16 bytes.
+struct NumberRecord {
+  EntityId parent = kDclRootEntity;  // the parent its Transform names (0: none or the root)
+  uint32_t stamp = 0;                // the cycle walk that last visited it
+  uint16_t version = 0;              // the version held, when kHeld
+  uint16_t cycle_next = 0;           // on a cycle: the next member (its parent's number)
+  uint8_t flags = 0;
+};
+
+struct DclWorld::SceneData {
+  SceneId slot = 0;
+  std::string name;
+  DclParcel parcel;
+  CrdtState state;
+  CrdtStreamReader reader;
+  std::vector<NumberRecord> numbers;  // by entity number, grown to the highest seen
+  // Named parent (a full id no held entity has yet) -> numbers of entities naming it. Entries
+  // can be stale (the child re-parented since); they are checked when the parent appears.
+  std::unordered_map<EntityId, std::vector<uint16_t>> waiting;
+  // Number -> live versions that are not held (the number is held by another version).
+  std::unordered_map<uint16_t, std::vector<uint16_t>> shadows;
+  std::vector<uint16_t> recheck;  // numbers whose store Parent must be decided again
+  std::vector<uint16_t> path;     // scratch for cycle walks
+  uint32_t epoch = 0;
+
+  EntityId root() const { return root_id(slot); }
+  EntityId id(uint16_t number) const { return store_id_of(slot, number); }
+  bool holds(EntityId e) const {
+    const uint16_t n = dcl_entity_number(e);
+    return n != 0 && n < numbers.size() && (numbers[n].flags & kHeld) &&
+           numbers[n].version == dcl_entity_version(e);
+  }
+};
+
+DclWorld::DclWorld() = default;
+DclWorld::~DclWorld() = default;
+DclWorld::DclWorld(DclWorld&&) noexcept = default;
+DclWorld& DclWorld::operator=(DclWorld&&) noexcept = default;
+
+DclWorld::SceneData& DclWorld::scene(SceneId s) {
+  assert(has_scene(s));
+  return *scenes_[s];
+}
+const DclWorld::SceneData& DclWorld::scene(SceneId s) const {
+  assert(has_scene(s));
+  return *scenes_[s];
+}
+bool DclWorld::has_scene(SceneId s) const { return s < scenes_.size() && scenes_[s]; }
+const CrdtState& DclWorld::state(SceneId s) const { return scene(s).state; }
+const std::string& DclWorld::name(SceneId s) const { return scene(s).name; }
+DclParcel DclWorld::parcel(SceneId s) const { return scene(s).parcel; }
+
+size_t DclWorld::shadowed(SceneId s) const {
+  size_t n = 0;
+  for (const auto& [number, versions] : scene(s).shadows) n += versions.size();
+  return n;
+}
+
+std::vector<DclWorld::SceneId> DclWorld::scenes() const {
+  std::vector<SceneId> out;
+  out.reserve(scene_count_);
+  for (SceneId s = 0; s < scenes_.size(); ++s)
+    if (scenes_[s]) out.push_back(s);
+  return out;
+}
+
+Result<DclWorld::SceneId> DclWorld::add_scene(std::string name, DclParcel base) {
+  SceneId slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else if (scenes_.size() < kMaxScenes) {
+    slot = SceneId(scenes_.size());
+    scenes_.emplace_back();
+  } else {
+    return Error{"cannot add scene '" + name + "': the world already holds " +
+                 std::to_string(kMaxScenes) +
+                 " scenes, the most its 32-bit entity ids allow (65536 numbers a scene)"};
+  }
+  auto sc = std::make_unique<SceneData>();
+  sc->slot = slot;
+  sc->name = std::move(name);
+  sc->parcel = base;
+  store_.create(sc->root());
+  store_.set_translation(sc->root(), dcl_parcel_position(base));
+  scenes_[slot] = std::move(sc);
+  ++scene_count_;
+  return slot;
+}
+
+void DclWorld::remove_scene(SceneId s) {
+  SceneData& sc = scene(s);
+  // Every store entity of the scene is a held number or the root: O(highest number), which a
+  // scene's own stream decides (the SDK numbers its entities densely from 512).
+  for (uint32_t n = 1; n < sc.numbers.size(); ++n)
+    if (sc.numbers[n].flags & kHeld) store_.destroy(sc.id(uint16_t(n)));
+  store_.destroy(sc.root());
+  scenes_[s].reset();
+  free_slots_.push_back(s);
+  --scene_count_;
+}
+
+std::optional<EntityId> DclWorld::store_id(SceneId s, EntityId entity) const {
+  const SceneData& sc = scene(s);
+  if (entity == kDclRootEntity) return sc.root();
+  if (!sc.holds(entity)) return std::nullopt;
+  return sc.id(dcl_entity_number(entity));
+}
+
+CrdtApplyResult DclWorld::apply(SceneId s, const CrdtMessage& m) {
+  SceneData& sc = scene(s);
+  CrdtApplyResult r = sc.state.apply(m);
+  for_each_entity_to_sync(m, r, [&](EntityId e) { sync(sc, e); });
+  return r;
+}
+
+Status DclWorld::feed(SceneId s, std::span<const uint8_t> bytes) {
+  SceneData& sc = scene(s);
+  Status st = feed_crdt_bytes(sc.reader, bytes, [&](const CrdtMessage& m) {
+    CrdtApplyResult r = sc.state.apply(m);
+    for_each_entity_to_sync(m, r, [&](EntityId e) { sync(sc, e); });
+  });
+  if (!st) return Error{"scene '" + sc.name + "': " + st.error().message};
+  return st;
+}
+
+Status DclWorld::finish(SceneId s) const {
+  const SceneData& sc = scene(s);
+  Status st = sc.reader.finish();
+  if (!st) return Error{"scene '" + sc.name + "': " + st.error().message};
+  return st;
+}
+
+void DclWorld::sync(SceneData& sc, EntityId e) {
+  if (e == kDclRootEntity) return;  // the root's place is its parcel, whatever the stream says
+  const uint16_t n = dcl_entity_number(e);
+  const uint16_t v = dcl_entity_version(e);
+  const bool live = sc.state.known(e);
+  if (n >= sc.numbers.size()) sc.numbers.resize(size_t(n) + 1);
+  const bool held = sc.holds(e);
+  if (!live) {
+    if (held) {
+      release(sc, n);
+    } else if (auto it = sc.shadows.find(n); it != sc.shadows.end()) {
+      std::erase(it->second, v);
+      if (it->second.empty()) sc.shadows.erase(it);
+    }
+    return;
+  }
+  if (!held && (n == 0 || (sc.numbers[n].flags & kHeld))) {
+    std::vector<uint16_t>& versions = sc.shadows[n];
+    if (std::find(versions.begin(), versions.end(), v) == versions.end()) versions.push_back(v);
+    return;
+  }
+
+  const EntityId id = sc.id(n);
+  const bool created = !held;
+  if (created) {
+    store_.create(id);
+    sc.numbers[n] = NumberRecord{};
+    sc.numbers[n].flags = kHeld;
+    sc.numbers[n].version = v;
+  }
+  const std::optional<DclTransform> t = dcl_transform_of(sc.state, e);
+  if (t) {
+    put_dcl_transform_values(store_, id, *t);
+  } else {
+    remove_dcl_transform_values(store_, id);
+  }
+  const EntityId named = t ? t->parent : kDclRootEntity;
+  if (created || named != sc.numbers[n].parent) {
+    sc.numbers[n].parent = named;
+    relink(sc, n);
+  }
+  if (created) {
+    // The entities that named e before it appeared attach now.
+    if (auto it = sc.waiting.find(e); it != sc.waiting.end()) {
+      const std::vector<uint16_t> children = std::move(it->second);
+      sc.waiting.erase(it);
+      for (uint16_t c : children)
+        if ((sc.numbers[c].flags & kHeld) && sc.numbers[c].parent == e) relink(sc, c);
+    }
+  }
+  settle(sc);
+}
+
+// The held version of `number` died: its store entity goes, its children (which name a dead id
+// for ever) stand at the scene root, and a shadowed live version takes the number over.
+void DclWorld::release(SceneData& sc, uint16_t number) {
+  if (sc.numbers[number].flags & kOnCycle) dissolve_cycle(sc, number);
+  const EntityId id = sc.id(number);
+  for (EntityId child : store_.children(id)) store_.set_parent(child, sc.root());
+  store_.destroy(id);
+  sc.numbers[number].flags = 0;
+  sc.numbers[number].parent = kDclRootEntity;
+  if (auto it = sc.shadows.find(number); it != sc.shadows.end()) {
+    std::vector<uint16_t> versions = std::move(it->second);
+    sc.shadows.erase(it);
+    std::erase_if(versions,
+                  [&](uint16_t v) { return !sc.state.known(dcl_entity_id(number, v)); });
+    if (!versions.empty()) {
+      const auto newest = std::max_element(versions.begin(), versions.end());
+      const uint16_t v = *newest;
+      versions.erase(newest);
+      if (!versions.empty()) sc.shadows[number] = std::move(versions);
+      sync(sc, dcl_entity_id(number, v));
+    }
+  }
+  settle(sc);
+}
+
+// The parent link of `number` changed (its Transform, or the parent it names appeared): a cycle
+// it closed is open now, and its store Parent is decided again in settle().
+void DclWorld::relink(SceneData& sc, uint16_t number) {
+  if (sc.numbers[number].flags & kOnCycle) dissolve_cycle(sc, number);
+  sc.recheck.push_back(number);
+  const EntityId parent = sc.numbers[number].parent;
+  if (parent != kDclRootEntity && dcl_entity_number(parent) != 0 && !sc.holds(parent) &&
+      !sc.state.is_dead(parent))
+    sc.waiting[parent].push_back(number);
+}
+
+void DclWorld::dissolve_cycle(SceneData& sc, uint16_t member) {
+  uint16_t m = member;
+  do {
+    sc.numbers[m].flags &= uint8_t(~kOnCycle);
+    sc.recheck.push_back(m);
+    m = sc.numbers[m].cycle_next;
+  } while (m != member);
+}
+
+// Walks up the parent links from `start` through held entities. Reaching the root, a parent the
+// scene does not hold, or a known cycle ends the walk; coming back to an entity of this walk
+// closes a new cycle, whose members all stand at the scene root until one of them re-parents.
+void DclWorld::find_cycle(SceneData& sc, uint16_t start) {
+  if (++sc.epoch == 0) {  // the stamps wrapped: forget them all
+    for (NumberRecord& r : sc.numbers) r.stamp = 0;
+    sc.epoch = 1;
+  }
+  sc.path.clear();
+  uint16_t at = start;
+  for (;;) {
+    sc.numbers[at].stamp = sc.epoch;
+    sc.path.push_back(at);
+    const EntityId parent = sc.numbers[at].parent;
+    if (parent == kDclRootEntity || !sc.holds(parent)) return;
+    const uint16_t next = dcl_entity_number(parent);
+    if (sc.numbers[next].flags & kOnCycle) return;
+    if (sc.numbers[next].stamp == sc.epoch) {
+      const auto first = std::find(sc.path.begin(), sc.path.end(), next);
+      for (auto it = first; it != sc.path.end(); ++it) {
+        NumberRecord& r = sc.numbers[*it];
+        r.flags |= kOnCycle;
+        r.cycle_next = std::next(it) == sc.path.end() ? next : *std::next(it);
+        store_.set_parent(sc.id(*it), sc.root());
+      }
+      return;
+    }
+    at = next;
+  }
+}
+
+EntityId DclWorld::effective_parent(const SceneData& sc, uint16_t number) const {
+  const NumberRecord& r = sc.numbers[number];
+  if ((r.flags & kOnCycle) || r.parent == kDclRootEntity || !sc.holds(r.parent)) return sc.root();
+  return sc.id(dcl_entity_number(r.parent));
+}
+
+void DclWorld::settle(SceneData& sc) {
+  while (!sc.recheck.empty()) {
+    const uint16_t n = sc.recheck.back();
+    sc.recheck.pop_back();
+    if (!(sc.numbers[n].flags & kHeld)) continue;
+    if (!(sc.numbers[n].flags & kOnCycle)) find_cycle(sc, n);
+    store_.set_parent(sc.id(n), effective_parent(sc, n));
+  }
+}
+
+}  // namespace tprop

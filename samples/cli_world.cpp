@@ -1,0 +1,340 @@
+#include "cli_world.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_backend.h"
+#include "cli_report.h"
+#include "compare.h"
+#include "dcl_world.h"
+#include "dcl_world_gen.h"
+#include "depth_order.h"
+#include "reference.h"
+
+namespace tprop::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+struct WorldFrame {
+  uint32_t scenes = 0;  // loaded after the frame's loads and unloads
+  uint32_t loaded = 0, unloaded = 0;
+  uint64_t entities = 0;
+  uint64_t bytes = 0;      // stream bytes fed
+  double ingest_ms = 0;    // loads, unloads, feeding: the DclWorld's share
+  double unload_ms = 0;    // of which the unloads
+  double update_ms = 0;    // cpu: take changes + depth sort; gpu: Propagator::run, wall clock
+  double evaluate_ms = 0;  // cpu: the reference's evaluate; gpu: 0 (inside update)
+  std::optional<StageTimes> gpu_times;
+};
+
+struct WorldReport {
+  std::string input;
+  std::string backend, device, fallback;
+  double load_ms = 0;
+  std::vector<WorldFrame> frames;
+  uint64_t shadowed = 0;
+  std::optional<ValidationReport> validation;  // the worst frame's
+  uint32_t validation_frame = 0;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// The frames after the first (which loads everything), or the first alone.
+std::vector<WorldFrame> steady_frames(const WorldReport& r) {
+  if (r.frames.size() <= 1) return r.frames;
+  return {r.frames.begin() + 1, r.frames.end()};
+}
+
+template <class Field>
+double median_of(const std::vector<WorldFrame>& frames, Field field) {
+  std::vector<double> v;
+  for (const WorldFrame& f : frames) v.push_back(field(f));
+  return median(std::move(v));
+}
+
+double gpu_ms(const WorldFrame& f) { return f.gpu_times ? f.gpu_times->total_ms() : 0.0; }
+double frame_ms(const WorldFrame& f) { return f.ingest_ms + f.update_ms + f.evaluate_ms; }
+
+void print_world_summary(std::FILE* out, const WorldReport& r) {
+  const WorldFrame& last = r.frames.back();
+  std::fprintf(out, "input            %s\n", r.input.c_str());
+  std::fprintf(out, "scenes           %u at the end\n", last.scenes);
+  std::fprintf(out, "entities         %llu at the end (scene roots included)\n",
+               static_cast<unsigned long long>(last.entities));
+  if (r.shadowed)
+    std::fprintf(out, "shadowed         %llu (a second live version of a held number)\n",
+                 static_cast<unsigned long long>(r.shadowed));
+  if (r.backend == "gpu") {
+    std::fprintf(out, "backend          gpu (%s)\n", r.device.c_str());
+  } else {
+    std::fprintf(out, "backend          cpu (CPU reference)\n");
+  }
+  std::fprintf(out, "load             %.2f ms (reading or generating the streams)\n", r.load_ms);
+  std::fprintf(out, "frames           %zu; per frame, ms (update: %s)\n", r.frames.size(),
+               r.backend == "gpu" ? "Propagator::run wall clock: sort, upload, submit, wait"
+                                  : "take changes + depth sort");
+  std::fprintf(out, "  frame  scenes  +/-      entities       bytes    ingest    update  evaluate"
+                    "       gpu     total\n");
+  for (size_t i = 0; i < r.frames.size(); ++i) {
+    const WorldFrame& f = r.frames[i];
+    char loads[16];
+    std::snprintf(loads, sizeof loads, "+%u/-%u", f.loaded, f.unloaded);
+    std::fprintf(out, "  %5zu  %6u  %-7s %9llu %11llu %9.3f %9.3f %9.3f %9.3f %9.3f\n", i,
+                 f.scenes, loads, static_cast<unsigned long long>(f.entities),
+                 static_cast<unsigned long long>(f.bytes), f.ingest_ms, f.update_ms,
+                 f.evaluate_ms, gpu_ms(f), frame_ms(f));
+  }
+  const std::vector<WorldFrame> steady = steady_frames(r);
+  std::fprintf(out,
+               "median           ingest %.3f ms, update %.3f ms, evaluate %.3f ms, gpu %.3f ms, "
+               "frame %.3f ms host (%s)\n",
+               median_of(steady, [](const WorldFrame& f) { return f.ingest_ms; }),
+               median_of(steady, [](const WorldFrame& f) { return f.update_ms; }),
+               median_of(steady, [](const WorldFrame& f) { return f.evaluate_ms; }),
+               median_of(steady, gpu_ms), median_of(steady, frame_ms),
+               r.frames.size() > 1 ? "frames 1 on; frame 0 loads the world" : "frame 0");
+  if (r.validation)
+    std::fprintf(out, "validate         %s (worst frame %u; store entity %u is scene slot %u, "
+                      "entity number %u)\n",
+                 validation_line(*r.validation).c_str(), r.validation_frame,
+                 r.validation->worst_entity, r.validation->worst_entity >> 16,
+                 r.validation->worst_entity & 0xffff);
+}
+
+std::string world_json(const WorldReport& r) {
+  using nlohmann::json;
+  json j;
+  j["input"] = r.input;
+  j["backend"] = r.backend;
+  j["device"] = r.device;
+  j["fallback"] = r.fallback.empty() ? json(nullptr) : json(r.fallback);
+  j["load_ms"] = r.load_ms;
+  j["scenes"] = r.frames.back().scenes;
+  j["entities"] = r.frames.back().entities;
+  j["shadowed"] = r.shadowed;
+  json frames = json::array();
+  for (const WorldFrame& f : r.frames) {
+    json gpu = nullptr;
+    if (f.gpu_times)
+      gpu = {{"upload", f.gpu_times->upload_ms},
+             {"evaluate", f.gpu_times->evaluate_ms},
+             {"total", f.gpu_times->total_ms()}};
+    frames.push_back({{"scenes", f.scenes},       {"loaded", f.loaded},
+                      {"unloaded", f.unloaded},   {"entities", f.entities},
+                      {"bytes", f.bytes},         {"ingest_ms", f.ingest_ms},
+                      {"unload_ms", f.unload_ms}, {"update_ms", f.update_ms},
+                      {"evaluate_ms", f.evaluate_ms}, {"gpu_time_ms", gpu},
+                      {"frame_ms", frame_ms(f)}});
+  }
+  j["frames"] = std::move(frames);
+  const std::vector<WorldFrame> steady = steady_frames(r);
+  j["median_ms"] = {
+      {"ingest", median_of(steady, [](const WorldFrame& f) { return f.ingest_ms; })},
+      {"update", median_of(steady, [](const WorldFrame& f) { return f.update_ms; })},
+      {"evaluate", median_of(steady, [](const WorldFrame& f) { return f.evaluate_ms; })},
+      {"gpu", median_of(steady, gpu_ms)},
+      {"frame", median_of(steady, frame_ms)}};
+  if (r.validation) {
+    const Comparison& c = r.validation->comparison;
+    j["validate"] = {{"max_error_in_tolerances", c.worst_ratio},
+                     {"max_abs_error", c.max_abs_error},
+                     {"worst_frame", r.validation_frame},
+                     {"worst_entity", r.validation->worst_entity},
+                     {"elements_outside", c.mismatches},
+                     {"within_tolerance", c.within_tolerance()}};
+  } else {
+    j["validate"] = nullptr;
+  }
+  return j.dump();
+}
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "tprop run: %s\n", message.c_str());
+  return kExitFailure;
+}
+
+// The GPU's results (by position in its own order) by position in the CPU reference's order.
+std::vector<float4x4> by_reference_position(const DepthOrder& reference, const Evaluation& gpu) {
+  std::vector<float4x4> out(reference.size(), float4x4(0.0f));
+  for (uint32_t pos = 0; pos < gpu.order.size() && pos < gpu.local_to_world.size(); ++pos) {
+    const uint32_t slot = gpu.order.slot[pos];
+    if (slot < reference.position.size() && reference.position[slot] != DepthOrder::kNone)
+      out[reference.position[slot]] = gpu.local_to_world[pos];
+  }
+  return out;
+}
+
+// The world's scenes as the replay drives them: loads, unloads and each frame's chunk.
+class Replay {
+ public:
+  explicit Replay(const DclWorldStreams& streams)
+      : streams_(streams), ids_(streams.scenes.size()) {}
+
+  Status ingest(uint32_t f, WorldFrame& frame) {
+    for (size_t i = 0; i < streams_.scenes.size(); ++i) {
+      const DclWorldScene& sc = streams_.scenes[i];
+      if (ids_[i] && sc.unload_frame == f) {
+        const auto start = Clock::now();
+        world_.remove_scene(*ids_[i]);
+        frame.unload_ms += ms_since(start);
+        ids_[i].reset();
+        ++frame.unloaded;
+      }
+      if (f == sc.load_frame) {
+        Result<DclWorld::SceneId> id = world_.add_scene(sc.name, sc.parcel);
+        if (!id) return id.error();
+        ids_[i] = *id;
+        ++frame.loaded;
+      }
+      if (!ids_[i] || f - sc.load_frame >= sc.chunk_count()) continue;
+      const std::span<const uint8_t> chunk = sc.chunk(f - sc.load_frame);
+      frame.bytes += chunk.size();
+      if (Status s = world_.feed(*ids_[i], chunk); !s)
+        return Error{"frame " + std::to_string(f) + ": " + s.error().message};
+      if (f - sc.load_frame + 1 == sc.chunk_count()) {
+        if (Status s = world_.finish(*ids_[i]); !s) return s.error();
+      }
+    }
+    frame.scenes = uint32_t(world_.scene_count());
+    frame.entities = world_.store().size();
+    return ok_status();
+  }
+
+  DclWorld& world() { return world_; }
+  uint64_t shadowed() const {
+    uint64_t n = 0;
+    for (DclWorld::SceneId s : world_.scenes()) n += world_.shadowed(s);
+    return n;
+  }
+
+ private:
+  const DclWorldStreams& streams_;
+  DclWorld world_;
+  std::vector<std::optional<DclWorld::SceneId>> ids_;
+};
+
+}  // namespace
+
+bool is_world_input(const std::string& scene) {
+  return is_dcl_world_spec(scene) || is_dcl_world_folder(scene);
+}
+
+int run_world(const RunOptions& options, const std::string& input) {
+  if (!options.dump.empty())
+    return fail("--dump writes one scene's matrices; a world has no dump yet (" + input + ")");
+  WorldReport report;
+  report.input = input;
+  auto start = Clock::now();
+  Result<DclWorldStreams> streams =
+      is_dcl_world_spec(input)
+          ? generate_dcl_world(input, options.frames ? options.frames : 1, options.seed)
+          : read_dcl_world(input);
+  if (!streams) return fail(streams.error().message);
+  report.load_ms = ms_since(start);
+  if (!options.save_world.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.save_world, ec);
+    if (ec) return fail("--save-world: cannot create " + options.save_world + ": " + ec.message());
+    if (Status s = write_dcl_world(options.save_world, *streams); !s)
+      return fail("--save-world: " + s.error().message);
+  }
+  const uint32_t frames = options.frames ? options.frames : std::max(1u, streams->frame_count());
+
+  Result<std::unique_ptr<GpuBackend>> opened =
+      open_gpu_for_run(options.backend, options.validate, options.device, report.fallback);
+  if (!opened) return fail(opened.error().message);
+  std::unique_ptr<GpuBackend> gpu = std::move(*opened);
+  const bool on_gpu = options.backend != Backend::Cpu && gpu;
+  report.backend = on_gpu ? "gpu" : "cpu";
+  report.device = on_gpu ? gpu->device_name() : "CPU reference";
+
+  Replay replay(*streams);
+  EntityStore& store = replay.world().store();
+  CpuReference reference;
+  DepthOrder order;
+  std::vector<float4x4> local_to_world;
+  for (uint32_t f = 0; f < frames; ++f) {
+    WorldFrame frame;
+    start = Clock::now();
+    if (Status s = replay.ingest(f, frame); !s) return fail(input + ": " + s.error().message);
+    frame.ingest_ms = ms_since(start);
+
+    // The frame protocol (README.md): the CPU re-sorts only when the hierarchy changed; with
+    // --validate it sorts without taking the changes, which the GPU's update() then takes.
+    if (!on_gpu || options.validate) {
+      start = Clock::now();
+      if (options.validate) {
+        order = sort_by_depth(store);
+      } else if (store.take_changes().hierarchy || f == 0) {
+        order = sort_by_depth(store);
+      }
+      const double sort_ms = ms_since(start);
+      start = Clock::now();
+      reference.evaluate(store, order, local_to_world);
+      if (!gpu) store.mark_statics_baked();
+      if (!on_gpu) {
+        frame.update_ms = sort_ms;
+        frame.evaluate_ms = ms_since(start);
+      }
+    }
+    if (gpu) {
+      Result<Evaluation> evaluated = gpu->frame(store, options.validate);
+      if (!evaluated) return fail("frame " + std::to_string(f) + ": " + evaluated.error().message);
+      if (on_gpu) {
+        frame.update_ms = evaluated->evaluate_ms;
+        frame.gpu_times = evaluated->gpu_times;
+      }
+      if (options.validate) {
+        Result<Comparison> compared = compare_local_to_world(
+            order, local_to_world, by_reference_position(order, *evaluated));
+        if (!compared) return fail(compared.error().message);
+        if (!report.validation || compared->worst_ratio > report.validation->comparison.worst_ratio) {
+          ValidationReport v;
+          v.comparison = std::move(*compared);
+          if (v.comparison.compared > 0)
+            v.worst_entity = store.id_at(order.slot[v.comparison.worst_position]);
+          report.validation = std::move(v);
+          report.validation_frame = f;
+        }
+      }
+    }
+    report.frames.push_back(frame);
+  }
+  report.shadowed = replay.shadowed();
+
+  if (options.json) {
+    std::printf("%s\n", world_json(report).c_str());
+  } else {
+    print_world_summary(stdout, report);
+  }
+  std::fflush(stdout);
+  if (report.validation && !report.validation->comparison.within_tolerance()) {
+    std::fprintf(stderr,
+                 "tprop run: --validate: frame %u: the GPU differs from the CPU reference beyond "
+                 "the tolerance (worst at store entity %u: scene slot %u, entity number %u)\n",
+                 report.validation_frame, report.validation->worst_entity,
+                 report.validation->worst_entity >> 16, report.validation->worst_entity & 0xffff);
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace tprop::cli
