@@ -176,14 +176,17 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
     release_rare(slot);
   }
 
-  staged<uint32_t>(kFlags)[slot] = e.flags;
-  staged<float4>(kTranslation)[slot] = e.translation;
-  staged<float4>(kRotation)[slot] = e.rotation;
-  staged<float4>(kScale)[slot] = e.scale;
-  staged<uint32_t>(kParent)[slot] = parent;
-  staged<uint32_t>(kRareIndex)[slot] = rare_index;
-  staged<uint32_t>(kStaticIndex)[slot] = static_index;
-  if (delta) {
+  // A frame after the first uploads deltas only, and any full upload packs every slot anew, so
+  // the mirrors are written only for full uploads (seven fewer scattered writes per change).
+  if (!delta) {
+    staged<uint32_t>(kFlags)[slot] = e.flags;
+    staged<float4>(kTranslation)[slot] = e.translation;
+    staged<float4>(kRotation)[slot] = e.rotation;
+    staged<float4>(kScale)[slot] = e.scale;
+    staged<uint32_t>(kParent)[slot] = parent;
+    staged<uint32_t>(kRareIndex)[slot] = rare_index;
+    staged<uint32_t>(kStaticIndex)[slot] = static_index;
+  } else {
     *delta = gpu::EntityDelta{};
     delta->slot = slot;
     delta->flags = e.flags;

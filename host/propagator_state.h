@@ -134,7 +134,7 @@ struct Propagator::Impl {
   Result<uint32_t> static_index_for(uint32_t slot);
   void release_static(uint32_t slot);
   void release_rare(uint32_t slot);
-  // Packs the entity at `slot` (alive or not) into the staging mirrors and into `delta`.
+  // Packs the entity at `slot` (alive or not) into the staging mirrors, or into `delta`.
   Status pack(const EntityStore& store, uint32_t slot, gpu::EntityDelta* delta = nullptr);
   Status full_pack(const EntityStore& store);
   Status incremental_pack(const EntityStore& store, const StoreChanges& changes);
