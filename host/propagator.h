@@ -49,8 +49,8 @@ namespace tprop {
 // per-instance tables built from slots stay valid until entities are created or destroyed. The
 // results were last written by `written_stage` with `written_access`: a renderer that reads them
 // as instance data (vertex input or a storage buffer) records a barrier from (written_stage,
-// written_access) to its own stage and access, e.g. VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT /
-// VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT. The buffer has STORAGE_BUFFER, TRANSFER_SRC/DST and
+// written_access) to its own stage and access, e.g.
+// VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT / VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT. The buffer has STORAGE_BUFFER, TRANSFER_SRC/DST and
 // SHADER_DEVICE_ADDRESS usage (not VERTEX_BUFFER: bind it as a storage buffer or read it through
 // `address`; a range beyond the device's maxStorageBufferRange, 128 MiB or 2 million entities on
 // lavapipe, must be bound in parts or read through `address`). It stays valid until the next
@@ -91,6 +91,14 @@ struct FrameStats {
   bool descriptors = false;           // the passes used descriptors (else device addresses)
 };
 
+// How runs of narrow levels (at most 64 entities each) are walked.
+enum class NarrowWalk : uint8_t {
+  Auto,             // SingleInvocation on a CPU device (VK_PHYSICAL_DEVICE_TYPE_CPU), else
+                    // Workgroup
+  Workgroup,        // 8 invocations, a workgroup barrier between levels
+  SingleInvocation, // one invocation, no barrier: measured several times faster on lavapipe
+};
+
 struct PropagatorOptions {
   // The passes reach the arrays through one descriptor per array whenever every array fits in
   // one binding (maxStorageBufferRange; 128 MiB, about 2 million entities, on lavapipe) and the
@@ -103,6 +111,7 @@ struct PropagatorOptions {
   // parent's chain did not change. 0 forces the whole order every frame, UINT32_MAX a work list
   // whenever one is possible; tests use both.
   uint32_t work_list_max = 4096;
+  NarrowWalk narrow_walk = NarrowWalk::Auto;
   // A dispatch of more workgroups than this puts the rest in rows along y (a 2D grid the
   // shaders flatten). The default is the least maxComputeWorkGroupCount[0] Vulkan guarantees,
   // first exceeded by a pass over 16.7 million entities; tests lower it (at least 1) to run the

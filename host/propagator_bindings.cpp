@@ -74,8 +74,9 @@ void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount], in
   out[gpu::kBindingDirty] = &dirty;
 }
 
-// Descriptors when allowed and every array fits in one binding, else device addresses. Sets are rewritten only when a buffer behind them changed (growth, a new
-// table), which update() may do because the previous frame has completed.
+// Descriptors when allowed and every array fits in one binding, else device addresses. Sets are
+// rewritten only where a buffer behind them changed (growth, a new table, the other list), which
+// update() may do because the previous frame has completed.
 void Propagator::Impl::choose_addressing() {
   const VkPhysicalDeviceLimits& lim = s->properties.limits;
   const Buffer* b[gpu::kBindingCount];

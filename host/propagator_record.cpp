@@ -167,11 +167,16 @@ void Propagator::record(VkCommandBuffer cmd) {
   m.timer.stamp(cmd, 1);
 
   begin_label(s, cmd, "tprop.evaluate");
+  const bool serial =
+      m.options.narrow_walk == NarrowWalk::SingleInvocation ||
+      (m.options.narrow_walk == NarrowWalk::Auto &&
+       s.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU);
+  const VkPipeline narrow = serial ? passes.propagate_serial : passes.propagate_narrow;
   VkPipeline bound = VK_NULL_HANDLE;
   for (const Step& step : m.steps) {
     // Each level reads what the previous dispatch (or the scatter) wrote.
     barrier(s, cmd, kComputeWrite, kComputeReadWrite);
-    const VkPipeline p = step.narrow ? passes.propagate_narrow : passes.propagate_wide;
+    const VkPipeline p = step.narrow ? narrow : passes.propagate_wide;
     if (p != bound) {
       s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
       bound = p;

@@ -13,6 +13,12 @@ const uint32_t kPropagateWideSpirv[] =
 const uint32_t kPropagateNarrowSpirv[] =
 #include "propagate_narrow.spv.inc"
     ;
+const uint32_t kPropagateSerialSpirv[] =
+#include "propagate_serial.spv.inc"
+    ;
+const uint32_t kPropagateSerialDescSpirv[] =
+#include "propagate_serial_desc.spv.inc"
+    ;
 const uint32_t kScatterSpirv[] =
 #include "scatter.spv.inc"
     ;
@@ -51,7 +57,7 @@ Result<VkPipeline> make_pipeline(const ContextState& s, VkPipelineLayout layout,
   return pipeline;
 }
 
-constexpr int kPasses = 3;
+constexpr int kPasses = 4;
 struct PassSources {
   const uint32_t* code[kPasses];
   size_t bytes[kPasses];
@@ -60,7 +66,8 @@ struct PassSources {
 
 Status make_passes(const ContextState& s, VkPipelineLayout layout, const PassSources& src,
                    PassPipelines& out) {
-  VkPipeline* slots[kPasses] = {&out.propagate_wide, &out.propagate_narrow, &out.scatter};
+  VkPipeline* slots[kPasses] = {&out.propagate_wide, &out.propagate_narrow,
+                                &out.propagate_serial, &out.scatter};
   for (int i = 0; i < kPasses; ++i) {
     auto p = make_pipeline(s, layout, src.code[i], src.bytes[i], src.name[i]);
     if (!p) return p.error();
@@ -70,7 +77,7 @@ Status make_passes(const ContextState& s, VkPipelineLayout layout, const PassSou
 }
 
 void destroy_passes(const ContextState& s, PassPipelines& p) {
-  for (VkPipeline* x : {&p.propagate_wide, &p.propagate_narrow, &p.scatter}) {
+  for (VkPipeline* x : {&p.propagate_wide, &p.propagate_narrow, &p.propagate_serial, &p.scatter}) {
     if (*x) s.vk.vkDestroyPipeline(s.device, *x, nullptr);
     *x = VK_NULL_HANDLE;
   }
@@ -112,16 +119,21 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
   set_debug_name(s, VK_OBJECT_TYPE_PIPELINE_LAYOUT, out.layout_, "tprop.layout");
 
   const PassSources addresses{
-      {kPropagateWideSpirv, kPropagateNarrowSpirv, kScatterSpirv},
-      {sizeof(kPropagateWideSpirv), sizeof(kPropagateNarrowSpirv), sizeof(kScatterSpirv)},
-      {"tprop.propagate_wide", "tprop.propagate_narrow", "tprop.scatter"}};
+      {kPropagateWideSpirv, kPropagateNarrowSpirv, kPropagateSerialSpirv, kScatterSpirv},
+      {sizeof(kPropagateWideSpirv), sizeof(kPropagateNarrowSpirv), sizeof(kPropagateSerialSpirv),
+       sizeof(kScatterSpirv)},
+      {"tprop.propagate_wide", "tprop.propagate_narrow", "tprop.propagate_serial",
+       "tprop.scatter"}};
   const PassSources descriptors{
-      {kPropagateWideDescSpirv, kPropagateNarrowDescSpirv, kScatterDescSpirv},
+      {kPropagateWideDescSpirv, kPropagateNarrowDescSpirv, kPropagateSerialDescSpirv,
+       kScatterDescSpirv},
       {sizeof(kPropagateWideDescSpirv), sizeof(kPropagateNarrowDescSpirv),
-       sizeof(kScatterDescSpirv)},
-      {"tprop.propagate_wide_desc", "tprop.propagate_narrow_desc", "tprop.scatter_desc"}};
+       sizeof(kPropagateSerialDescSpirv), sizeof(kScatterDescSpirv)},
+      {"tprop.propagate_wide_desc", "tprop.propagate_narrow_desc", "tprop.propagate_serial_desc",
+       "tprop.scatter_desc"}};
   if (Status st = make_passes(s, out.layout_, addresses, out.addresses_); !st) return st.error();
-  if (Status st = make_passes(s, out.layout_, descriptors, out.descriptors_); !st) return st.error();
+  if (Status st = make_passes(s, out.layout_, descriptors, out.descriptors_); !st)
+    return st.error();
   return out;
 }
 

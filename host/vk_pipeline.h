@@ -17,6 +17,7 @@ enum class Addressing : uint8_t { DeviceAddress, Descriptors };
 struct PassPipelines {
   VkPipeline propagate_wide = VK_NULL_HANDLE;
   VkPipeline propagate_narrow = VK_NULL_HANDLE;
+  VkPipeline propagate_serial = VK_NULL_HANDLE;
   VkPipeline scatter = VK_NULL_HANDLE;
 };
 

@@ -10,12 +10,18 @@
 //  - TPROP_NARROW: one workgroup walks the levels [pc.first, pc.first + pc.count), each at most
 //    kNarrowLevelMax entities (so the inner loop runs at most 8 times), with a workgroup barrier
 //    between levels, so a deep chain costs one dispatch per kNarrowLevelsPerDispatch levels
-//    instead of one per level.
+//    instead of one per level;
+//  - TPROP_SERIAL: the same run of narrow levels walked by a single invocation, with no barrier
+//    at all. On a CPU device (llvmpipe) a barrier costs more than the work of a thin level, so
+//    this is several times faster there; on a GPU one invocation is latency-bound, so the
+//    workgroup walk stays (PropagatorOptions::narrow_walk).
 #extension GL_GOOGLE_include_directive : require
 #include "scene_access.glsl"
 #include "local_matrix.glsl"
 
-#ifdef TPROP_NARROW
+#if defined(TPROP_SERIAL)
+layout(local_size_x = 1) in;
+#elif defined(TPROP_NARROW)
 layout(local_size_x = TPROP_NARROW_GROUP_SIZE) in;
 #else
 layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
@@ -46,7 +52,12 @@ void evaluate(uint slot) {
 }
 
 void main() {
-#ifdef TPROP_NARROW
+#if defined(TPROP_SERIAL)
+  for (uint level = pc.first; level < pc.first + pc.count; ++level) {
+    uvec2 segment = LEVELS[level];
+    for (uint k = 0u; k < segment.y; ++k) evaluate(LIST[segment.x + k]);
+  }
+#elif defined(TPROP_NARROW)
   for (uint level = pc.first; level < pc.first + pc.count; ++level) {
     uvec2 segment = LEVELS[level];
     for (uint k = gl_LocalInvocationID.x; k < segment.y; k += TPROP_NARROW_GROUP_SIZE) {

@@ -56,9 +56,8 @@ layout(std430, set = 0, binding = 13) TPROP_MAT4_COHERENCE buffer DirtyBuffer { 
 #else
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer UintArray { uint v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) TPROP_MAT4_COHERENCE buffer DirtyArray {
-  uint v[];
-};
+layout(buffer_reference, std430, buffer_reference_align = 4) TPROP_MAT4_COHERENCE buffer
+DirtyArray { uint v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer Uvec2Array { uvec2 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4Array { vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer RareArray {

@@ -119,7 +119,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Strategy{"Default", {}},
                       Strategy{"WorkListAlways", {.work_list_max = UINT32_MAX}},
                       Strategy{"WholeOrderSkippingTheUnchanged", {.work_list_max = 0}},
-                      Strategy{"DeviceAddresses", {.prefer_descriptors = false}}),
+                      Strategy{"DeviceAddresses", {.prefer_descriptors = false}},
+                      Strategy{"WorkgroupNarrowWalk", {.narrow_walk = NarrowWalk::Workgroup}},
+                      Strategy{"SingleInvocationNarrowWalk",
+                               {.narrow_walk = NarrowWalk::SingleInvocation}}),
     [](const ::testing::TestParamInfo<Strategy>& param) { return param.param.name; });
 
 }  // namespace

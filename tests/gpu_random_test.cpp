@@ -80,30 +80,34 @@ TEST_F(GpuRandom, AHundredThousandDeepChainIsPropagatedToTheLastLevel) {
     store.set_translation(id, float3(1, 0, 0));
     if (id > 0) store.set_parent(id, id - 1);
   }
-  Propagator gpu = make_propagator(ctx());
-  ASSERT_TRUE(gpu.run(store).ok());
-  // One dispatch per 4096 levels, not one per level.
-  EXPECT_LE(gpu.last_frame().dispatches, 1 + (n + gpu::kNarrowLevelsPerDispatch - 1) /
-                                                 gpu::kNarrowLevelsPerDispatch);
-  auto world = gpu.read_back();
-  ASSERT_TRUE(world.ok());
-  ASSERT_EQ(world->size(), n);
-  uint32_t wrong = 0;
-  for (uint32_t slot = 0; slot < n; ++slot) {
-    const EntityId id = store.id_at(slot);
-    if ((*world)[slot][3] != float4(float(id + 1), 0, 0, 1) && wrong++ < 5)
-      ADD_FAILURE() << "entity " << id << " at x = " << (*world)[slot][3].x << ", expected "
-                    << id + 1;
-  }
-  EXPECT_EQ(wrong, 0u);
+  for (NarrowWalk walk : {NarrowWalk::Workgroup, NarrowWalk::SingleInvocation}) {
+    SCOPED_TRACE(walk == NarrowWalk::Workgroup ? "workgroup walk" : "single-invocation walk");
+    store.set_translation(0, float3(1, 0, 0));
+    Propagator gpu = make_propagator(ctx(), {.narrow_walk = walk});
+    ASSERT_TRUE(gpu.run(store).ok());
+    // One dispatch per 4096 levels, not one per level.
+    EXPECT_LE(gpu.last_frame().dispatches, 1 + (n + gpu::kNarrowLevelsPerDispatch - 1) /
+                                                   gpu::kNarrowLevelsPerDispatch);
+    auto world = gpu.read_back();
+    ASSERT_TRUE(world.ok());
+    ASSERT_EQ(world->size(), n);
+    uint32_t wrong = 0;
+    for (uint32_t slot = 0; slot < n; ++slot) {
+      const EntityId id = store.id_at(slot);
+      if ((*world)[slot][3] != float4(float(id + 1), 0, 0, 1) && wrong++ < 5)
+        ADD_FAILURE() << "entity " << id << " at x = " << (*world)[slot][3].x << ", expected "
+                      << id + 1;
+    }
+    EXPECT_EQ(wrong, 0u);
 
-  // A value-only change at the top moves everything below it.
-  store.set_translation(0, float3(1, 0, 5));
-  ASSERT_TRUE(gpu.run(store).ok());
-  EXPECT_FALSE(gpu.last_frame().hierarchy_changed);
-  world = gpu.read_back();
-  ASSERT_TRUE(world.ok());
-  EXPECT_EQ((*world)[store.slot_of(n - 1)][3], float4(float(n), 0, 5, 1));
+    // A value-only change at the top moves everything below it.
+    store.set_translation(0, float3(1, 0, 5));
+    ASSERT_TRUE(gpu.run(store).ok());
+    EXPECT_FALSE(gpu.last_frame().hierarchy_changed);
+    world = gpu.read_back();
+    ASSERT_TRUE(world.ok());
+    EXPECT_EQ((*world)[store.slot_of(n - 1)][3], float4(float(n), 0, 5, 1));
+  }
 }
 
 // The device-address passes (what scenes beyond one binding per array use) on a random scene
@@ -151,7 +155,8 @@ TEST_F(GpuRandom, PassesBeyondTheGroupCapRunAsRowsAndMatchTheReference) {
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "2D grid, first frame"), 1.0);
     // The widest level: ceil(ceil(width / 256) / 3) rows.
     uint32_t widest = 0;
-    for (const LevelOrder::Segment& seg : gpu.order().levels()) widest = std::max(widest, seg.count);
+    for (const LevelOrder::Segment& seg : gpu.order().levels())
+      widest = std::max(widest, seg.count);
     EXPECT_EQ(gpu.last_frame().grid_rows, ((widest + 255) / 256 + 2) / 3);
     for (uint32_t k = 0; k < 2000; ++k) store.set_translation(v.below(20000), v.vec(5));
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "2D grid, scattered values"), 1.0);
