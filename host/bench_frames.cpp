@@ -175,7 +175,9 @@ Result<FrameRecord> SceneRunner::run_frame(FrameKind kind, EntityStore& store, u
   // The loop works from its own depth order, sorted outside its timing as the GPU's is outside
   // the GPU time.
   const DepthOrder order = sort_by_depth(store);
-  r.model_bytes = frame_bytes(store);
+  // The share of the scene this frame evaluated: nothing when nothing changed, the work list,
+  // or the whole order.
+  r.model_bytes = r.entities ? frame_bytes(store) * r.evaluated_entities / r.entities : 0;
   // Sized (and its pages touched) before the clock starts: the loop is timed, not the kernel's
   // first-touch page faults.
   m.loop_world.resize(order.size());
