@@ -246,6 +246,7 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
         (!store.alive_at(slot) || !store.has_at(slot, Component::Static)))
       release_static(slot);
   rare_of_slot.assign(slots, kNoIndex);
+  if (seen.size() < slots) seen.resize(slots, 0);  // here, not in the first frame after
   rare_free.clear();
   rare_count = 0;
   dirty_rare.clear();
