@@ -59,9 +59,9 @@ void print_summary(std::FILE* out, const RunReport& r) {
                  t.upload_ms, t.evaluate_ms, t.total_ms(), r.ns_per_entity());
   }
   if (r.backend == "gpu") {
-    // The Propagator sorts inside its update(): the frame's wall time includes it.
+    // The Propagator orders the scene inside its update(): the frame's wall time includes it.
     std::fprintf(out,
-                 "time             load %.2f ms, frame %.2f ms (wall: depth sort, upload, "
+                 "time             load %.2f ms, frame %.2f ms (wall: depth order, upload, "
                  "submit, wait, read back)\n",
                  r.load_ms, r.evaluate_ms);
   } else {

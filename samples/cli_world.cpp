@@ -89,7 +89,7 @@ void print_world_summary(std::FILE* out, const WorldReport& r) {
   }
   std::fprintf(out, "load             %.2f ms (reading or generating the streams)\n", r.load_ms);
   std::fprintf(out, "frames           %zu; per frame, ms (update: %s)\n", r.frames.size(),
-               r.backend == "gpu" ? "Propagator::run wall clock: sort, upload, submit, wait"
+               r.backend == "gpu" ? "Propagator::run wall clock: order, upload, submit, wait"
                                   : "take changes + depth sort");
   std::fprintf(out, "  frame  scenes  +/-      entities       bytes    ingest    update  evaluate"
                     "       gpu     total\n");
