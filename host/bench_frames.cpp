@@ -132,10 +132,11 @@ SceneRunner::SceneRunner(SceneRunner&&) noexcept = default;
 SceneRunner& SceneRunner::operator=(SceneRunner&&) noexcept = default;
 SceneRunner::~SceneRunner() = default;
 
-Result<SceneRunner> SceneRunner::create(const VulkanContext& context) {
+Result<SceneRunner> SceneRunner::create(const VulkanContext& context,
+                                       const PropagatorOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->context = &context;
-  Result<Propagator> gpu = Propagator::create(context);
+  Result<Propagator> gpu = Propagator::create(context, options);
   if (!gpu) return gpu.error();
   impl->gpu.emplace(std::move(*gpu));
   VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};

@@ -62,7 +62,8 @@ struct FrameRecord {
 // One scene's Propagator and the bench's command buffer and fence on the context's queue.
 class SceneRunner {
  public:
-  static Result<SceneRunner> create(const VulkanContext& context);
+  static Result<SceneRunner> create(const VulkanContext& context,
+                                    const PropagatorOptions& options = {});
   SceneRunner(SceneRunner&&) noexcept;
   SceneRunner& operator=(SceneRunner&&) noexcept;
   ~SceneRunner();

@@ -10,7 +10,7 @@ namespace tprop::bench {
 
 const char* const kUsage =
     "usage: tprop_bench [--sizes LIST] [--scenes LIST] [--seed N] [--validate] [--json]\n"
-    "                   [--device NAME|INDEX] [SPEC...]\n"
+    "                   [--device NAME|INDEX] [--narrow-walk WALK] [SPEC...]\n"
     "       tprop_bench --help\n"
     "\n"
     "The scoreboard of tprop's GPU path. For every scene it runs a full first frame, a frame\n"
@@ -34,6 +34,8 @@ const char* const kUsage =
     "  --json          one JSON document on stdout with every figure\n"
     "  --device D      the Vulkan device by index or name part (default: TPROP_DEVICE, else\n"
     "                  the first discrete GPU, then integrated, virtual, CPU)\n"
+    "  --narrow-walk W how runs of narrow levels are evaluated: auto (default), workgroup,\n"
+    "                  single (one invocation) or jump (pointer jumping; PropagatorOptions)\n"
     "\n"
     "Exit status: 0 ok, 1 a bad spec, no device, a runtime failure or a --validate mismatch,\n"
     "2 usage error.\n";
@@ -121,6 +123,14 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       auto v = value();
       if (!v) return v.error();
       o.device = *v;
+    } else if (a == "--narrow-walk") {
+      auto v = value();
+      if (!v) return v.error();
+      if (*v == "auto") o.propagator.narrow_walk = NarrowWalk::Auto;
+      else if (*v == "workgroup") o.propagator.narrow_walk = NarrowWalk::Workgroup;
+      else if (*v == "single") o.propagator.narrow_walk = NarrowWalk::SingleInvocation;
+      else if (*v == "jump") o.propagator.narrow_walk = NarrowWalk::Jump;
+      else return Error{"--narrow-walk: '" + *v + "' is not auto, workgroup, single or jump"};
     } else if (a.starts_with("-")) {
       return Error{"unknown option '" + a + "'"};
     } else {

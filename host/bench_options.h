@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "propagator.h"
 #include "result.h"
 
 namespace tprop::bench {
@@ -20,6 +21,7 @@ struct BenchOptions {
   std::vector<std::string> specs;     // generator specs run instead of kinds x sizes
   uint64_t seed = 1;
   std::string device;                 // --device NAME|INDEX; empty: TPROP_DEVICE, else the best
+  PropagatorOptions propagator;       // --narrow-walk
   bool validate = false;
   bool json = false;
   bool help = false;

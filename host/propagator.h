@@ -84,6 +84,7 @@ struct FrameStats {
                                       // skipping the unchanged recomputes from, with subtrees
   uint32_t order_entries_uploaded = 0;// depth-order entries sent to the GPU
   bool order_scattered = false;       // ... as (entry, slot) pairs, too scattered for copies
+  uint32_t jump_runs = 0;             // runs of narrow levels evaluated by pointer jumping
   uint64_t upload_bytes = 0;          // bytes the recorded copies move
   uint32_t copy_regions = 0;
   uint32_t dispatches = 0;            // scatter + evaluation dispatches recorded
@@ -91,13 +92,22 @@ struct FrameStats {
   bool descriptors = false;           // the passes used descriptors (else device addresses)
 };
 
-// How runs of narrow levels (at most 64 entities each) are walked.
+// How runs of narrow levels (at most 64 entities each) are evaluated. Measured on lavapipe, a
+// 100,000-deep chain: SingleInvocation 106 ms, Workgroup 166 ms, Jump 533 ms (each round pays
+// llvmpipe's per-invocation cost). On an H100 the Workgroup walk measured 0.8 us a level (80 ms
+// for that chain); Jump's 17 rounds move about 20 MB each, an estimated 0.3 ms there, but no GPU
+// has measured it yet: `tprop_bench --narrow-walk` compares them.
 enum class NarrowWalk : uint8_t {
-  Auto,             // SingleInvocation on a CPU device (VK_PHYSICAL_DEVICE_TYPE_CPU), else
-                    // Workgroup
+  Auto,             // SingleInvocation on a CPU device (VK_PHYSICAL_DEVICE_TYPE_CPU), else Jump
   Workgroup,        // 8 invocations, a workgroup barrier between levels
-  SingleInvocation, // one invocation, no barrier: measured several times faster on lavapipe
+  SingleInvocation, // one invocation, no barrier
+  // Pointer jumping over runs of at least kJumpMinLevels levels: ceil(log2(levels)) + 3
+  // dispatches whatever the depth, O(entities * log2(levels)) work, 140 bytes of scratch per
+  // entity of the longest run; shorter runs as Workgroup. The products are reassociated (within
+  // hierarchy/compare.h's tolerance, which tests check).
+  Jump,
 };
+inline constexpr uint32_t kJumpMinLevels = 64;
 
 struct PropagatorOptions {
   // The passes reach the arrays through one descriptor per array whenever every array fits in

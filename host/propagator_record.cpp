@@ -97,6 +97,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   m.stats.copy_regions = 0;
   m.stats.dispatches = 0;
   m.stats.grid_rows = 0;
+  m.stats.jump_runs = 0;
   const uint32_t max_x = std::min(m.options.max_groups_per_dimension,
                                   s.properties.limits.maxComputeWorkGroupCount[0]);
   auto dispatch = [&](uint32_t groups) {
@@ -132,7 +133,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   if (m.use_work_list && !m.steps.empty())
     m.copy(cmd, m.work_list, sizeof(uint32_t), {{0, m.stats.evaluated_entities}});
   const uint32_t order_pairs = static_cast<uint32_t>(m.order_changes.size() / 2);
-  m.copy(cmd, m.levels, 2 * sizeof(uint32_t), {{0, m.level_count + order_pairs}});
+  m.copy(cmd, m.levels, 2 * sizeof(uint32_t), {{0, m.levels_used}});
   if (m.frozen_old) {
     const VkBufferCopy region{0, 0, m.frozen_old_bytes};
     s.vk.vkCmdCopyBuffer(cmd, m.frozen_old.handle(), m.frozen.handle(), 1, &region);
@@ -140,7 +141,8 @@ void Propagator::record(VkCommandBuffer cmd) {
   }
   if (m.delta_count) m.copy(cmd, m.deltas, sizeof(gpu::EntityDelta), {{0, m.delta_count}});
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
-  if (++m.frame_number == 0) m.frame_number = 1;  // 0 is what a fresh mark holds
+  // 0 is what a fresh mark holds; numbers stay below 2^31, the run marks of pointer jumping.
+  if (++m.frame_number >= 0x80000000u) m.frame_number = 1;
   const PassPipelines passes = m.pipes.passes(m.addressing);
   auto bind_set = [&](int which) {
     if (m.addressing == Addressing::Descriptors)
@@ -167,24 +169,55 @@ void Propagator::record(VkCommandBuffer cmd) {
   m.timer.stamp(cmd, 1);
 
   begin_label(s, cmd, "tprop.evaluate");
-  const bool serial =
-      m.options.narrow_walk == NarrowWalk::SingleInvocation ||
-      (m.options.narrow_walk == NarrowWalk::Auto &&
-       s.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU);
+  const bool serial = m.narrow_walk() == NarrowWalk::SingleInvocation;
   const VkPipeline narrow = serial ? passes.propagate_serial : passes.propagate_narrow;
   VkPipeline bound = VK_NULL_HANDLE;
   for (const Step& step : m.steps) {
     // Each level reads what the previous dispatch (or the scatter) wrote.
     barrier(s, cmd, kComputeWrite, kComputeReadWrite);
-    const VkPipeline p = step.narrow ? narrow : passes.propagate_wide;
-    if (p != bound) {
+    auto bind = [&](VkPipeline p) {
+      if (p == bound) return;
       s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
       bound = p;
+    };
+    if (step.kind == Step::Jump) {
+      // Index, init, ceil(log2(levels)) rounds, write: each reads what the one before wrote.
+      const JumpPipelines& jp = m.pipes.jump();
+      gpu::ScenePush j = push;
+      j.deltas = m.jump.address();
+      j.first = step.first;
+      j.count = step.entities;
+      j.aux = step.count;
+      const uint32_t groups = (step.entities + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize;
+      bind(jp.index);
+      m.pipes.push(cmd, j);
+      dispatch(groups);
+      barrier(s, cmd, kComputeWrite, kComputeReadWrite);
+      bind(jp.init);
+      dispatch(groups);
+      uint32_t rounds = 0;
+      while ((uint64_t(1) << rounds) < step.count) ++rounds;
+      bind(jp.round);
+      for (uint32_t r = 0; r < rounds; ++r) {
+        barrier(s, cmd, kComputeWrite, kComputeReadWrite);
+        j.aux = r & 1u;
+        m.pipes.push(cmd, j);
+        dispatch(groups);
+      }
+      barrier(s, cmd, kComputeWrite, kComputeReadWrite);
+      bind(jp.write);
+      j.aux = rounds & 1u;
+      m.pipes.push(cmd, j);
+      dispatch(groups);
+      ++m.stats.jump_runs;
+      continue;
     }
+    bind(step.kind == Step::Narrow ? narrow : passes.propagate_wide);
     push.first = step.first;
     push.count = step.count;
     m.pipes.push(cmd, push);
-    dispatch(step.narrow ? 1 : (step.count + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize);
+    dispatch(step.kind == Step::Narrow ? 1
+                                       : (step.count + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize);
   }
   end_label(s, cmd);
   m.timer.stamp(cmd, 2);

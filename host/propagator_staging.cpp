@@ -381,50 +381,71 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
     stats.evaluated_entities = at;
   }
   level_count = static_cast<uint32_t>(counts.size());
-  if (level_count) {
-    if (Status st = grow(levels, level_count, 2 * sizeof(uint32_t), "tprop.levels", false); !st)
+  // The levels buffer: the table, the scattered order changes, then the jump runs' tables.
+  const uint32_t pairs = static_cast<uint32_t>(order_changes.size() / 2);
+  std::vector<uint32_t> run_table;
+  if (Status st = plan_steps(counts, firsts, level_count + pairs, run_table); !st) return st;
+  levels_used = level_count + pairs + static_cast<uint32_t>(run_table.size() / 2);
+  if (levels_used) {
+    if (Status st = grow(levels, levels_used, 2 * sizeof(uint32_t), "tprop.levels", false); !st)
       return st;
     auto* table = static_cast<uint32_t*>(levels.staging.mapped());
     for (uint32_t l = 0; l < level_count; ++l) {
       table[2 * l] = firsts[l];
       table[2 * l + 1] = counts[l];
     }
-  }
-  // The scattered order changes travel behind the level table.
-  const uint32_t pairs = static_cast<uint32_t>(order_changes.size() / 2);
-  if (level_count + pairs) {
-    if (Status st = grow(levels, level_count + pairs, 2 * sizeof(uint32_t), "tprop.levels", true);
-        !st)
-      return st;
-    auto* table = static_cast<uint32_t*>(levels.staging.mapped());
     std::copy(order_changes.begin(), order_changes.end(), table + 2 * level_count);
+    std::copy(run_table.begin(), run_table.end(), table + 2 * (level_count + pairs));
   }
   stats.full_pass = whole;
   stats.skip_unchanged = whole && skip_unchanged;
   stats.dirty_entities = everything ? n : delta_count;
-  plan_steps(counts, firsts);
   return ok_status();
 }
 
-void Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
-                                  const std::vector<uint32_t>& firsts) {
+Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
+                                    const std::vector<uint32_t>& firsts, uint32_t table_base,
+                                    std::vector<uint32_t>& run_table) {
   steps.clear();
+  const bool jumping = narrow_walk() == NarrowWalk::Jump;
+  uint32_t longest_run = 0;  // entities
   uint32_t run_begin = 0, run_end = 0;  // narrow run [run_begin, run_end), empty when equal
   auto flush = [&] {
-    if (run_end > run_begin) steps.push_back({true, run_begin, run_end - run_begin});
+    if (jumping && run_end - run_begin >= kJumpMinLevels) {
+      const uint32_t base = table_base + static_cast<uint32_t>(run_table.size() / 2);
+      uint32_t entities = 0;
+      for (uint32_t l = run_begin; l < run_end; ++l) {
+        run_table.push_back(entities);
+        run_table.push_back(l);
+        entities += counts[l];
+      }
+      if (entities) steps.push_back({Step::Jump, base, run_end - run_begin, entities});
+      longest_run = std::max(longest_run, entities);
+    } else {
+      for (uint32_t b = run_begin; b < run_end; b += gpu::kNarrowLevelsPerDispatch)
+        steps.push_back({Step::Narrow, b, std::min(run_end - b, gpu::kNarrowLevelsPerDispatch)});
+    }
     run_begin = run_end = 0;
   };
   for (uint32_t l = 0; l < counts.size(); ++l) {
     if (counts[l] > gpu::kNarrowLevelMax) {
       flush();
-      steps.push_back({false, firsts[l], counts[l]});
+      steps.push_back({Step::Wide, firsts[l], counts[l]});
       continue;
     }
     if (run_end == run_begin) run_begin = run_end = l;
     run_end = l + 1;
-    if (run_end - run_begin == gpu::kNarrowLevelsPerDispatch) flush();
   }
   flush();
+  // Scratch for the longest run: two matrices, two ancestors and a slot per entity.
+  const VkDeviceSize bytes = VkDeviceSize(longest_run) * (2 * 64 + 2 * 4 + 4);
+  if (bytes > jump_bytes) {
+    auto b = Buffer::create(*s, bytes + bytes / 8, BufferKind::DeviceStorage, "tprop.jump");
+    if (!b) return b.error();
+    jump = std::move(*b);
+    jump_bytes = bytes + bytes / 8;
+  }
+  return ok_status();
 }
 
 }  // namespace tprop

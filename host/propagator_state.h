@@ -35,11 +35,12 @@ struct Range {
   uint32_t begin, end;  // [begin, end) in elements
 };
 
-// One evaluation dispatch: a wide level (one invocation per list entry), or a run of narrow
-// levels walked by one workgroup.
+// One evaluation step: a wide level (one invocation per list entry), a run of narrow levels
+// walked by one workgroup (or invocation), or a deep run of narrow levels by pointer jumping.
 struct Step {
-  bool narrow;
-  uint32_t first, count;  // wide: list entries; narrow: levels
+  enum Kind : uint8_t { Wide, Narrow, Jump } kind;
+  uint32_t first, count;  // wide: list entries; narrow: levels; jump: run table, levels
+  uint32_t entities = 0;  // jump: the run's entities
 };
 
 // A device buffer with its staging mirror, grown by whole reallocation.
@@ -86,6 +87,8 @@ struct Propagator::Impl {
   Mirrored levels;     // uvec2 per level: the segments of the list the passes follow this frame
   Buffer world;        // LocalToWorld output by slot, capacity = arrays[*].capacity
   Buffer dirty;        // uint by slot: the last frame number that changed the entity
+  Buffer jump;         // scratch of pointer jumping: 140 bytes per entity of the longest run
+  VkDeviceSize jump_bytes = 0;
   Buffer frozen;       // mat4 by static index; device only
   uint32_t frozen_capacity = 0;
   Buffer readback;
@@ -112,6 +115,7 @@ struct Propagator::Impl {
   bool skip_unchanged = false;           // the whole order, recomputing only dirty chains
   uint32_t frame_number = 0;             // of the last record(); 0 is never used
   uint32_t level_count = 0;              // levels of the list followed this frame
+  uint32_t levels_used = 0;              // entries of `levels`: table, order changes, run tables
   Buffer frozen_old;              // copied into `frozen` by the next record(), then dropped
   VkDeviceSize frozen_old_bytes = 0;
   std::vector<Step> steps;
@@ -123,6 +127,13 @@ struct Propagator::Impl {
   T* staged(Array a) const { return static_cast<T*>(arrays[a].staging.mapped()); }
   gpu::RareRecord* staged_rare() const {
     return static_cast<gpu::RareRecord*>(rare.staging.mapped());
+  }
+
+  // The walk options.narrow_walk names, Auto resolved for this device.
+  NarrowWalk narrow_walk() const {
+    if (options.narrow_walk != NarrowWalk::Auto) return options.narrow_walk;
+    return s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? NarrowWalk::SingleInvocation
+                                                                    : NarrowWalk::Jump;
   }
 
   // propagator_staging.cpp: the staging mirrors, the order and the work list.
@@ -146,7 +157,11 @@ struct Propagator::Impl {
   // soon as they hold more than `most` entities.
   bool collect_subtrees(const std::vector<uint32_t>& seeds, uint32_t most,
                         std::vector<uint32_t>& work);
-  void plan_steps(const std::vector<uint32_t>& counts, const std::vector<uint32_t>& firsts);
+  // The dispatches over levels of `counts` entities starting at list entries `firsts`; deep
+  // runs of narrow levels, with NarrowWalk::Jump, get their run table in `run_table` ((first run
+  // index, level) pairs, each run's table at the index its step names, plus `table_base`).
+  Status plan_steps(const std::vector<uint32_t>& counts, const std::vector<uint32_t>& firsts,
+                    uint32_t table_base, std::vector<uint32_t>& run_table);
 
   // propagator_bindings.cpp: how the passes reach the arrays.
   Status create_descriptor_set();

@@ -19,6 +19,18 @@ const uint32_t kPropagateSerialSpirv[] =
 const uint32_t kPropagateSerialDescSpirv[] =
 #include "propagate_serial_desc.spv.inc"
     ;
+const uint32_t kJumpIndexSpirv[] =
+#include "jump_index.spv.inc"
+    ;
+const uint32_t kJumpInitSpirv[] =
+#include "jump_init.spv.inc"
+    ;
+const uint32_t kJumpRoundSpirv[] =
+#include "jump_round.spv.inc"
+    ;
+const uint32_t kJumpWriteSpirv[] =
+#include "jump_write.spv.inc"
+    ;
 const uint32_t kScatterSpirv[] =
 #include "scatter.spv.inc"
     ;
@@ -134,6 +146,20 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
   if (Status st = make_passes(s, out.layout_, addresses, out.addresses_); !st) return st.error();
   if (Status st = make_passes(s, out.layout_, descriptors, out.descriptors_); !st)
     return st.error();
+  const struct {
+    VkPipeline* out;
+    const uint32_t* code;
+    size_t bytes;
+    const char* name;
+  } jumps[] = {{&out.jump_.index, kJumpIndexSpirv, sizeof(kJumpIndexSpirv), "tprop.jump_index"},
+               {&out.jump_.init, kJumpInitSpirv, sizeof(kJumpInitSpirv), "tprop.jump_init"},
+               {&out.jump_.round, kJumpRoundSpirv, sizeof(kJumpRoundSpirv), "tprop.jump_round"},
+               {&out.jump_.write, kJumpWriteSpirv, sizeof(kJumpWriteSpirv), "tprop.jump_write"}};
+  for (const auto& j : jumps) {
+    auto p = make_pipeline(s, out.layout_, j.code, j.bytes, j.name);
+    if (!p) return p.error();
+    *j.out = *p;
+  }
   return out;
 }
 
@@ -145,10 +171,12 @@ ComputePipelines& ComputePipelines::operator=(ComputePipelines&& other) noexcept
   layout_ = other.layout_;
   addresses_ = other.addresses_;
   descriptors_ = other.descriptors_;
+  jump_ = other.jump_;
   other.set_layout_ = VK_NULL_HANDLE;
   other.layout_ = VK_NULL_HANDLE;
   other.addresses_ = PassPipelines{};
   other.descriptors_ = PassPipelines{};
+  other.jump_ = JumpPipelines{};
   return *this;
 }
 
@@ -156,6 +184,10 @@ void ComputePipelines::reset() {
   if (!state_) return;
   destroy_passes(*state_, addresses_);
   destroy_passes(*state_, descriptors_);
+  for (VkPipeline* x : {&jump_.index, &jump_.init, &jump_.round, &jump_.write}) {
+    if (*x) state_->vk.vkDestroyPipeline(state_->device, *x, nullptr);
+    *x = VK_NULL_HANDLE;
+  }
   if (layout_) state_->vk.vkDestroyPipelineLayout(state_->device, layout_, nullptr);
   if (set_layout_) state_->vk.vkDestroyDescriptorSetLayout(state_->device, set_layout_, nullptr);
   layout_ = VK_NULL_HANDLE;

@@ -21,6 +21,14 @@ struct PassPipelines {
   VkPipeline scatter = VK_NULL_HANDLE;
 };
 
+// Pointer jumping over a deep run of narrow levels (shaders/jump.comp), by device address only.
+struct JumpPipelines {
+  VkPipeline index = VK_NULL_HANDLE;
+  VkPipeline init = VK_NULL_HANDLE;
+  VkPipeline round = VK_NULL_HANDLE;
+  VkPipeline write = VK_NULL_HANDLE;
+};
+
 class ComputePipelines {
  public:
   ComputePipelines() = default;
@@ -39,6 +47,8 @@ class ComputePipelines {
     return a == Addressing::Descriptors ? descriptors_ : addresses_;
   }
 
+  const JumpPipelines& jump() const { return jump_; }
+
   void push(VkCommandBuffer cmd, const gpu::ScenePush& push) const;
 
  private:
@@ -47,6 +57,7 @@ class ComputePipelines {
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   PassPipelines addresses_;
   PassPipelines descriptors_;
+  JumpPipelines jump_;
 };
 
 }  // namespace tprop

@@ -66,4 +66,19 @@ mat4 local_matrix(uint pos, uint f, uint rare) {
   return m;
 }
 
+// The entity's own matrix, what stands between its parent's LocalToWorld and its own: a frozen
+// Static's LocalToWorld, a user-written LocalToWorld or LocalToParent, or the composed local
+// matrix (kFlagWorldFinal says whether the parent's still multiplies it).
+mat4 own_matrix(uint slot, uint f) {
+  uint rare = RARE_INDEX[slot];
+  if ((f & kFlagReadFrozen) != 0u) return FROZEN[STATIC_INDEX[slot]];
+  if ((f & kFlagUserWorld) != 0u) {
+    return rare != kNoIndex ? RARE[rare].user_local_to_world : mat4(1.0);
+  }
+  if ((f & kFlagUserLocal) != 0u) {
+    return rare != kNoIndex ? RARE[rare].user_local_to_parent : mat4(1.0);
+  }
+  return local_matrix(slot, f, rare);
+}
+
 #endif  // TPROP_LOCAL_MATRIX_GLSL

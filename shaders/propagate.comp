@@ -34,17 +34,7 @@ void evaluate(uint slot) {
     DIRTY[slot] = pc.frame;
   }
   uint f = FLAGS[slot];
-  uint rare = RARE_INDEX[slot];
-  mat4 m;
-  if ((f & kFlagReadFrozen) != 0u) {
-    m = FROZEN[STATIC_INDEX[slot]];
-  } else if ((f & kFlagUserWorld) != 0u) {
-    m = rare != kNoIndex ? RARE[rare].user_local_to_world : mat4(1.0);
-  } else if ((f & kFlagUserLocal) != 0u) {
-    m = rare != kNoIndex ? RARE[rare].user_local_to_parent : mat4(1.0);
-  } else {
-    m = local_matrix(slot, f, rare);
-  }
+  mat4 m = own_matrix(slot, f);
   // The reference's product: LocalToWorld[parent] * local.
   if ((f & kFlagWorldFinal) == 0u) m = WORLD[PARENT[slot]] * m;
   WORLD[slot] = m;

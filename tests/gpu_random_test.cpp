@@ -80,8 +80,11 @@ TEST_F(GpuRandom, AHundredThousandDeepChainIsPropagatedToTheLastLevel) {
     store.set_translation(id, float3(1, 0, 0));
     if (id > 0) store.set_parent(id, id - 1);
   }
-  for (NarrowWalk walk : {NarrowWalk::Workgroup, NarrowWalk::SingleInvocation}) {
-    SCOPED_TRACE(walk == NarrowWalk::Workgroup ? "workgroup walk" : "single-invocation walk");
+  for (NarrowWalk walk :
+       {NarrowWalk::Workgroup, NarrowWalk::SingleInvocation, NarrowWalk::Jump}) {
+    SCOPED_TRACE(walk == NarrowWalk::Workgroup          ? "workgroup walk"
+                 : walk == NarrowWalk::SingleInvocation ? "single-invocation walk"
+                                                        : "pointer jumping");
     store.set_translation(0, float3(1, 0, 0));
     Propagator gpu = make_propagator(ctx(), {.narrow_walk = walk});
     ASSERT_TRUE(gpu.run(store).ok());
@@ -107,6 +110,43 @@ TEST_F(GpuRandom, AHundredThousandDeepChainIsPropagatedToTheLastLevel) {
     world = gpu.read_back();
     ASSERT_TRUE(world.ok());
     EXPECT_EQ((*world)[store.slot_of(n - 1)][3], float4(float(n), 0, 5, 1));
+  }
+}
+
+// Pointer jumping reassociates the products of a deep run: on scenes of every component mix
+// (pivots, composite matrices, user-written matrices, Statics, overrides, ParentScaleInverse)
+// hundreds of levels deep, over value, hierarchy and Static frames, it must stay within the
+// reference's tolerance, and it must be what ran.
+TEST_F(GpuRandom, PointerJumpingMatchesTheReferenceOnDeepScenesOverFrames) {
+  EntityStore store;
+  ValueSource v(41);
+  const uint32_t n = 6000;
+  // Mostly under one of the last three entities, so depth grows to the cap of 400.
+  std::vector<uint32_t> depth(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    store.create(i);
+    add_features(store, i, random_features(v), v);
+    if (i == 0 || v.below(100) < 2) continue;
+    const uint32_t parent = i - 1 - v.below(std::min<uint32_t>(i, 3));
+    if (depth[parent] + 1 >= 400) continue;
+    depth[i] = depth[parent] + 1;
+    store.set_parent(i, parent);
+  }
+  Propagator gpu = make_propagator(ctx(), {.narrow_walk = NarrowWalk::Jump});
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+  EXPECT_GE(gpu.last_frame().levels, 150u);
+  EXPECT_GE(gpu.last_frame().jump_runs, 1u) << "the deep runs were jumped, not walked";
+  for (int frame = 0; frame < 6; ++frame) {
+    for (uint32_t k = 0; k < 60; ++k) store.set_translation(v.below(n), v.vec(5));
+    if (frame % 2) {
+      for (uint32_t k = 0; k < 20; ++k) store.set_parent(v.below(n), v.below(n));
+      for (uint32_t k = 0; k < 5; ++k) store.destroy(v.below(n));
+    }
+    if (frame == 3)
+      for (uint32_t k = 0; k < 30; ++k) store.add(v.below(n), Component::Static);
+    const std::string what = "frame " + std::to_string(frame);
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
   }
 }
 

@@ -1,0 +1,92 @@
+#version 460
+// Pointer jumping (Wyllie) over a run of narrow levels: a deep chain costs log2(levels)
+// dispatches instead of one step per level. The run's M entities are numbered 0..M-1 (run
+// index); each holds a matrix and an ancestor: the matrix is the product of the entity's own
+// matrices from just below the ancestor down to itself, or, once the ancestor is gone (kNoIndex),
+// the entity's LocalToWorld. A round replaces each (matrix, ancestor) by (matrix[ancestor] *
+// matrix, ancestor[ancestor]), so after ceil(log2(levels)) rounds every matrix is final. Products
+// keep the parent-then-child order; only their association changes (hierarchy/compare.h).
+//
+// Built four times, by device address only (push constants: pc.deltas is the scratch buffer,
+// laid out below; pc.count is M):
+//  - TPROP_JUMP_INDEX: each run entity marks its slot with its run index (dirty[slot] =
+//    kRunMark | index), so that children find their parent's index;
+//  - TPROP_JUMP_INIT: each run entity's own matrix and ancestor; a parent outside the run is
+//    final already, so the entity starts final too;
+//  - TPROP_JUMP_ROUND: one round, from buffers pc.aux to 1 - pc.aux;
+//  - TPROP_JUMP_WRITE: the final matrices (buffers pc.aux) into local_to_world, the frozen table
+//    of a Static's first frame and the dirty marks of this frame (pc.frame).
+// The run table: levels[pc.first + j] = (run index of the first entity of the run's level j,
+// that level), for j < pc.aux (INDEX, INIT); the level's own segment is levels[level].
+#extension GL_GOOGLE_include_directive : require
+#include "scene_access.glsl"
+#include "local_matrix.glsl"
+
+layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
+
+const uint kRunMark = 0x80000000u;
+
+// Scratch: matrices[2][M], ancestors[2][M], slots[M].
+Mat4Array matrices(uint which) {
+  return Mat4Array(pc.deltas + uint64(which) * uint64(pc.count) * 64ul);
+}
+UintArray ancestors(uint which) {
+  return UintArray(pc.deltas + uint64(pc.count) * 128ul + uint64(which) * uint64(pc.count) * 4ul);
+}
+UintArray slots() { return UintArray(pc.deltas + uint64(pc.count) * 136ul); }
+
+#if defined(TPROP_JUMP_INDEX) || defined(TPROP_JUMP_INIT)
+// The slot of run index i: a binary search of the run table for i's level.
+uint slot_of_run_index(uint i) {
+  uint lo = 0u, hi = pc.aux;  // the level holding i is in [lo, hi)
+  while (hi - lo > 1u) {
+    uint mid = (lo + hi) / 2u;
+    if (LEVELS[pc.first + mid].x <= i) lo = mid; else hi = mid;
+  }
+  uvec2 entry = LEVELS[pc.first + lo];
+  uvec2 segment = LEVELS[entry.y];
+  return LIST[segment.x + (i - entry.x)];
+}
+#endif
+
+void main() {
+  uint i = flat_invocation(kWideGroupSize);
+  if (i >= pc.count) return;
+#if defined(TPROP_JUMP_INDEX)
+  uint slot = slot_of_run_index(i);
+  slots().v[i] = slot;
+  DIRTY[slot] = kRunMark | i;
+#elif defined(TPROP_JUMP_INIT)
+  uint slot = slots().v[i];
+  uint f = FLAGS[slot];
+  mat4 m = own_matrix(slot, f);
+  uint ancestor = kNoIndex;
+  if ((f & kFlagWorldFinal) == 0u) {
+    uint parent = PARENT[slot];
+    uint mark = DIRTY[parent];
+    if ((mark & kRunMark) != 0u) {
+      ancestor = mark & ~kRunMark;
+    } else {
+      m = WORLD[parent] * m;  // the parent is before the run: final
+    }
+  }
+  matrices(0u).v[i] = m;
+  ancestors(0u).v[i] = ancestor;
+#elif defined(TPROP_JUMP_ROUND)
+  uint from = pc.aux, to = 1u - pc.aux;
+  uint ancestor = ancestors(from).v[i];
+  mat4 m = matrices(from).v[i];
+  if (ancestor != kNoIndex) {
+    m = matrices(from).v[ancestor] * m;
+    ancestor = ancestors(from).v[ancestor];
+  }
+  matrices(to).v[i] = m;
+  ancestors(to).v[i] = ancestor;
+#elif defined(TPROP_JUMP_WRITE)
+  uint slot = slots().v[i];
+  mat4 m = matrices(pc.aux).v[i];
+  WORLD[slot] = m;
+  if ((FLAGS[slot] & kFlagStoreFrozen) != 0u) FROZEN[STATIC_INDEX[slot]] = m;
+  DIRTY[slot] = pc.frame;
+#endif
+}
