@@ -27,7 +27,8 @@ struct PackedEntity {
   bool needs_rare = false;  // pack_rare() must be uploaded for it
 };
 
-// `attached`: the entity has a Parent that the depth sort attached (DepthOrder::attached).
+// `attached`: the depth order attached the entity to its parent (LevelOrder::parent_of, or
+// DepthOrder::attached: a live parent and no cycle).
 PackedEntity pack_entity(const EntityStore& store, uint32_t slot, bool attached,
                          StaticMode static_mode);
 

@@ -7,8 +7,8 @@
 
 const float kSmallestNormalFloat = 1.17549435e-38;  // FLT_MIN, 2^-126
 
-mat4 parent_scale_inverse(uint pos, uint rare) {
-  uint parent = PARENT_SELF[SELF(pos)];
+mat4 parent_scale_inverse(uint slot, uint rare) {
+  uint parent = PARENT[slot];
   uint parent_flags = FLAGS[parent];
   // NOTES.md: the parent writes the inverse of its CompositeScale, else 1/Scale, else
   // 1/NonUniformScale (one vec4: the host resolved which), else the child keeps its own value.
@@ -37,30 +37,30 @@ mat4 rotation_matrix(vec4 q) {
 }
 
 // Translation * [ParentScaleInverse] * Rot * Scl, in the reference's order of products.
-mat4 local_matrix(uint pos, uint f, uint rare) {
+mat4 local_matrix(uint slot, uint f, uint rare) {
   mat4 rot = mat4(1.0);
   if ((f & kFlagCompositeRotation) != 0u) {
     rot = RARE[rare].composite_rotation;
   } else if ((f & kFlagRotation) != 0u) {
-    rot = rotation_matrix(ROTATION_SELF[SELF(pos)]);
+    rot = rotation_matrix(ROTATION[slot]);
   }
-  vec3 t = (f & kFlagTranslation) != 0u ? TRANSLATION_SELF[SELF(pos)].xyz : vec3(0.0);
+  vec3 t = (f & kFlagTranslation) != 0u ? TRANSLATION[slot].xyz : vec3(0.0);
 
   if ((f & (kFlagParentScaleInverse | kFlagCompositeRotation | kFlagCompositeScale)) == 0u) {
     // The common case T * R * S (R a pure rotation) in closed form: the products with 0 and 1
     // that the reference does are exact, so this gives the same bits for less work.
-    vec3 s = (f & kFlagScale) != 0u ? SCALE_SELF[SELF(pos)].xyz : vec3(1.0);
+    vec3 s = (f & kFlagScale) != 0u ? SCALE[slot].xyz : vec3(1.0);
     return mat4(rot[0] * s.x, rot[1] * s.y, rot[2] * s.z, vec4(t, 1.0));
   }
 
   mat4 m = mat4(1.0);
   m[3] = vec4(t, 1.0);
-  if ((f & kFlagParentScaleInverse) != 0u) m = m * parent_scale_inverse(pos, rare);
+  if ((f & kFlagParentScaleInverse) != 0u) m = m * parent_scale_inverse(slot, rare);
   m = m * rot;
   if ((f & kFlagCompositeScale) != 0u) {
     m = m * RARE[rare].composite_scale;
   } else if ((f & kFlagScale) != 0u) {
-    vec3 s = SCALE_SELF[SELF(pos)].xyz;
+    vec3 s = SCALE[slot].xyz;
     m = m * mat4(vec4(s.x, 0, 0, 0), vec4(0, s.y, 0, 0), vec4(0, 0, s.z, 0), vec4(0, 0, 0, 1));
   }
   return m;

@@ -1,6 +1,6 @@
 // The renderer sample's interface: push constants shared by render_instances.vert and
 // samples/render_scene.cpp. The sample reads tprop's LocalToWorld buffer through its device
-// address, one float4x4 per instance (gl_InstanceIndex = depth-sorted position).
+// address, one float4x4 per instance (gl_InstanceIndex = store slot).
 #ifndef TPROP_RENDER_LAYOUT_H
 #define TPROP_RENDER_LAYOUT_H
 

@@ -87,17 +87,6 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer DeltaArray 
 
 #endif
 
-// An entity's own arrays, as local_matrix.glsl names them (one name for what used to be windowed).
-#define FLAGS_SELF FLAGS
-#define TRANSLATION_SELF TRANSLATION
-#define ROTATION_SELF ROTATION
-#define SCALE_SELF SCALE
-#define PARENT_SELF PARENT
-#define RARE_INDEX_SELF RARE_INDEX
-#define STATIC_INDEX_SELF STATIC_INDEX
-#define WORLD_SELF WORLD
-#define SELF(slot) (slot)
-
 // The flat invocation index of a 2D grid of workgroups (the x dimension is capped at
 // kMaxGroupsPerDimension groups, more rows go to y).
 uint flat_invocation(uint group_size) {

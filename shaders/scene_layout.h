@@ -74,11 +74,11 @@ TPROP_CONST kBindingList = 12u;
 TPROP_CONST kBindingDirty = 13u;
 TPROP_CONST kBindingCount = 14u;
 
-// flags[pos]: what the host resolved about the entity (hierarchy/gpu_pack.cpp decides; the
+// flags[slot]: what the host resolved about the entity (hierarchy/gpu_pack.cpp decides; the
 // shaders only follow). Presence bits first; a parent's bits are read by its children.
-TPROP_CONST kFlagTranslation = 1u << 0u;        // translation[pos] is used
-TPROP_CONST kFlagRotation = 1u << 1u;           // rotation[pos] (Euler already resolved) is used
-TPROP_CONST kFlagScale = 1u << 2u;              // scale[pos].xyz (Scale or NonUniformScale)
+TPROP_CONST kFlagTranslation = 1u << 0u;        // translation[slot] is used
+TPROP_CONST kFlagRotation = 1u << 1u;           // rotation[slot] (Euler already resolved) is used
+TPROP_CONST kFlagScale = 1u << 2u;              // scale[slot].xyz (Scale or NonUniformScale)
 TPROP_CONST kFlagCompositeRotation = 1u << 3u;  // rare.composite_rotation is used
 TPROP_CONST kFlagCompositeScale = 1u << 4u;     // rare.composite_scale (children: rare.inverse_...)
 TPROP_CONST kFlagParentScaleInverse = 1u << 5u; // attached and has ParentScaleInverse
