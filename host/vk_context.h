@@ -58,9 +58,9 @@ struct DeviceRequirements {
 };
 DeviceRequirements required_device_setup();
 
-// Whether a feature is switched on in a chain of Vulkan feature structs (the pNext chain of a
-// VkDeviceCreateInfo or of a VkPhysicalDeviceFeatures2), and, for the core 1.0 features, in
-// `core` (a VkDeviceCreateInfo's pEnabledFeatures; may be null).
+// Whether a feature is switched on in a chain of Vulkan feature structs that starts at `chain`
+// (a VkDeviceCreateInfo's pNext, or a VkPhysicalDeviceFeatures2 and what it chains), or, for
+// the core 1.0 features, in `core` (a VkDeviceCreateInfo's pEnabledFeatures; may be null).
 bool feature_enabled(const RequiredFeature& feature, const void* chain,
                      const VkPhysicalDeviceFeatures* core = nullptr);
 
