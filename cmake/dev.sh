@@ -26,3 +26,18 @@ fi
 # In CI a missing Vulkan device is a failure, not a skip.
 [ -n "${CI:-}" ] && export TPROP_REQUIRE_GPU=1
 ctest --test-dir "$build" --output-on-failure --no-tests=error -j "$(nproc)"
+
+# The same tests again in a second tree built with AddressSanitizer and UndefinedBehaviorSanitizer,
+# any report a failure (cmake/sanitizers.cmake); built with clang-15 when it is installed (the
+# set-up script installs it), which adds the loaders' libFuzzer harnesses, about a minute of
+# fuzzing in all (tests/fuzz/).
+asan_build=${TPROP_ASAN_BUILD_DIR:-build-asan}
+asan_options=(-DTPROP_SANITIZE=ON)
+if command -v clang++-15 >/dev/null 2>&1; then
+  asan_options=(-DCMAKE_C_COMPILER=clang-15 -DCMAKE_CXX_COMPILER=clang++-15 -DTPROP_FUZZ=ON)
+fi
+# Warnings are the normal tree's business (its compiler is the project's); clang's own set would
+# fail CI on what no one else builds with.
+cmake -S . -B "$asan_build" -G Ninja -DTPROP_WERROR=OFF "${asan_options[@]}" >/dev/null
+cmake --build "$asan_build" -j "$(nproc)"
+ctest --test-dir "$asan_build" --output-on-failure --no-tests=error -j "$(nproc)"

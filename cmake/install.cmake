@@ -9,8 +9,14 @@ if(TARGET tprop)
 endif()
 install(TARGETS ${tprop_install_targets} EXPORT tpropTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The `tprop` command and the scene it loads by default (samples/cli_assets.cpp finds it
+# relative to the executable).
+if(TARGET tprop_cli)
+  install(TARGETS tprop_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/assets/solar_system.json
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/tprop)
+endif()
 install(EXPORT tpropTargets NAMESPACE tprop:: DESTINATION ${TPROP_INSTALL_CMAKEDIR})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/tpropConfig.cmake.in
                               ${CMAKE_CURRENT_BINARY_DIR}/tpropConfig.cmake

@@ -4,13 +4,16 @@
 # sudo for an ordinary user.
 set -euo pipefail
 
-# bsdutils gives script(1), which the progress-bar test uses as a terminal.
+# bsdutils gives script(1), which the progress-bar test uses as a terminal. clang-15 and
+# libfuzzer-15-dev build the loaders' fuzz harnesses (cmake/dev.sh test runs them in its
+# sanitizer tree); llvm-15 gives llvm-symbolizer, which names functions and lines in its reports.
 packages=(
   build-essential cmake ninja-build pkg-config git bsdutils
   libvulkan-dev libvulkan-volk-dev vulkan-validationlayers mesa-vulkan-drivers
   libshaderc-dev glslc
   libglm-dev nlohmann-json3-dev libtinygltf-dev libstb-dev
   googletest libgtest-dev libgmock-dev
+  clang-15 libfuzzer-15-dev llvm-15
 )
 
 missing=()

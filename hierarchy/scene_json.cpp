@@ -1,6 +1,7 @@
 #include "scene_json.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cctype>
 #include <cmath>
 #include <cstdint>

@@ -1,7 +1,9 @@
 #include "vk_context_state.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cctype>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -67,6 +69,51 @@ struct FeatureChain {
   FeatureChain& operator=(const FeatureChain&) = delete;
 };
 
+// The VkBool32 at a byte offset in a Vulkan feature struct (all of them are standard layout).
+VkBool32& bool_at(void* s, size_t offset) {
+  return *reinterpret_cast<VkBool32*>(static_cast<char*>(s) + offset);
+}
+VkBool32 bool_at(const void* s, size_t offset) {
+  return *reinterpret_cast<const VkBool32*>(static_cast<const char*>(s) + offset);
+}
+
+std::string version_name(uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v));
+}
+
+// What adopt can check of the application's own setup: the apiVersion its instance asked for,
+// and what its VkDeviceCreateInfo enabled, against required_device_setup(). Every miss is named.
+Status check_adopted_setup(const AdoptInfo& info) {
+  const DeviceRequirements needs = required_device_setup();
+  if (!info.device_create_info)
+    return Error{"VulkanContext::adopt needs AdoptInfo::device_create_info, the "
+                 "VkDeviceCreateInfo the device was created with (Vulkan cannot be asked what a "
+                 "device enabled, so tprop checks it against required_device_setup())"};
+  if (info.api_version == 0)
+    return Error{"VulkanContext::adopt needs AdoptInfo::api_version, the apiVersion of the "
+                 "instance's VkApplicationInfo (tprop needs Vulkan " +
+                 version_name(needs.api_version) + ")"};
+  std::string missing;
+  auto miss = [&](const std::string& what) { missing += (missing.empty() ? "" : ", ") + what; };
+  if (info.api_version < needs.api_version)
+    miss("Vulkan " + version_name(needs.api_version) + " (the instance asked for " +
+         version_name(info.api_version) + " in VkApplicationInfo::apiVersion)");
+  const VkDeviceCreateInfo& dci = *info.device_create_info;
+  for (const RequiredFeature& f : needs.features)
+    if (!feature_enabled(f, dci.pNext, dci.pEnabledFeatures)) miss(f.name);
+  for (const char* ext : needs.device_extensions) {
+    bool on = false;
+    for (uint32_t i = 0; i < dci.enabledExtensionCount; ++i)
+      on = on || std::strcmp(dci.ppEnabledExtensionNames[i], ext) == 0;
+    if (!on) miss(ext);
+  }
+  if (missing.empty()) return ok_status();
+  return Error{"the adopted device was not created with what tprop needs: it lacks " + missing +
+               " (enable required_device_setup() before vkCreateDevice: set "
+               "VkApplicationInfo::apiVersion to its api_version and call its enable_in on the "
+               "VkDeviceCreateInfo's feature chain)"};
+}
+
 struct Support {
   bool ok = false;
   std::string why;  // when not ok
@@ -85,10 +132,11 @@ Support check_support(const ContextState& s, VkPhysicalDevice pd) {
   }
   FeatureChain has;
   s.in.vkGetPhysicalDeviceFeatures2(pd, &has.features);
-  if (!has.features.features.shaderInt64) out.why = "lacks shaderInt64";
-  else if (!has.vk12.bufferDeviceAddress) out.why = "lacks bufferDeviceAddress";
-  else if (!has.vk13.synchronization2) out.why = "lacks synchronization2";
-  if (!out.why.empty()) return out;
+  for (const RequiredFeature& f : required_device_setup().features)
+    if (!feature_enabled(f, &has.features)) {
+      out.why = std::string("lacks ") + f.name;
+      return out;
+    }
 
   uint32_t count = 0;
   s.in.vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, nullptr);
@@ -233,15 +281,58 @@ bool has_instance_extension(PFN_vkGetInstanceProcAddr gipa, const char* layer, c
 
 }  // namespace
 
-void DeviceRequirements::enable_in(VkPhysicalDeviceFeatures2& features,
+void DeviceRequirements::enable_in(VkPhysicalDeviceFeatures2& features2,
                                    VkPhysicalDeviceVulkan12Features& vk12,
                                    VkPhysicalDeviceVulkan13Features& vk13) const {
-  if (shader_int64) features.features.shaderInt64 = VK_TRUE;
-  if (buffer_device_address) vk12.bufferDeviceAddress = VK_TRUE;
-  if (synchronization2) vk13.synchronization2 = VK_TRUE;
+  for (const RequiredFeature& f : features) {
+    const FeatureLocation& at = f.where.front();
+    // By the location's sType, not the caller's (which may not be filled in yet).
+    void* target = nullptr;
+    switch (at.s_type) {
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2: target = &features2; break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: target = &vk12; break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES: target = &vk13; break;
+      default: break;
+    }
+    // A requirement in another struct (say VkPhysicalDeviceVulkan11Features) needs a wider
+    // enable_in.
+    assert(target && "enable_in: a required feature lives in a struct it was not given");
+    if (target) bool_at(target, at.offset) = VK_TRUE;
+  }
 }
 
-DeviceRequirements required_device_setup() { return DeviceRequirements{}; }
+DeviceRequirements required_device_setup() {
+  DeviceRequirements r;
+  r.features = {
+      {"shaderInt64",
+       {{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+         offsetof(VkPhysicalDeviceFeatures2, features) +
+             offsetof(VkPhysicalDeviceFeatures, shaderInt64)}}},
+      {"bufferDeviceAddress",
+       {{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+         offsetof(VkPhysicalDeviceVulkan12Features, bufferDeviceAddress)},
+        {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
+         offsetof(VkPhysicalDeviceBufferDeviceAddressFeatures, bufferDeviceAddress)}}},
+      {"synchronization2",
+       {{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+         offsetof(VkPhysicalDeviceVulkan13Features, synchronization2)},
+        {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES,
+         offsetof(VkPhysicalDeviceSynchronization2Features, synchronization2)}}},
+  };
+  return r;
+}
+
+bool feature_enabled(const RequiredFeature& feature, const void* chain,
+                     const VkPhysicalDeviceFeatures* core) {
+  for (const FeatureLocation& at : feature.where) {
+    if (core && at.s_type == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2 &&
+        bool_at(core, at.offset - offsetof(VkPhysicalDeviceFeatures2, features)))
+      return true;
+    for (auto* s = static_cast<const VkBaseInStructure*>(chain); s; s = s->pNext)
+      if (s->sType == at.s_type && bool_at(s, at.offset)) return true;
+  }
+  return false;
+}
 
 ContextState::~ContextState() {
   if (device != VK_NULL_HANDLE && owns_device && vk.vkDestroyDevice) {
@@ -367,6 +458,7 @@ Result<VulkanContext> VulkanContext::adopt(const AdoptInfo& info) {
       !info.get_instance_proc_addr)
     return Error{"VulkanContext::adopt needs an instance, a physical device, a device, a queue "
                  "and vkGetInstanceProcAddr"};
+  if (Status st = check_adopted_setup(info); !st) return st.error();
   auto s = std::make_unique<ContextState>();
   s->get_instance_proc_addr = info.get_instance_proc_addr;
   s->instance = info.instance;

@@ -6,6 +6,7 @@
 // does not touch an application's globals, and two contexts can coexist in one process.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,24 +20,49 @@ namespace tprop {
 
 struct ContextState;  // host-private (vk_context_state.h)
 
+// Where one device feature's VkBool32 lives: in the struct of this sType, at this byte offset.
+// A core 1.0 feature is located in VkPhysicalDeviceFeatures2 (VkDeviceCreateInfo::
+// pEnabledFeatures, a bare VkPhysicalDeviceFeatures, is read at the same place less the
+// offset of VkPhysicalDeviceFeatures2::features).
+struct FeatureLocation {
+  VkStructureType s_type;
+  size_t offset;
+};
+
+// One device feature tprop needs: its name in the Vulkan spec, and every struct that can enable
+// it in a VkDeviceCreateInfo chain. The first is the VkPhysicalDeviceFeatures2 /
+// VkPhysicalDeviceVulkan12Features / VkPhysicalDeviceVulkan13Features one, which enable_in sets
+// and device selection checks; the others are the older extension structs the feature was
+// promoted from (VkPhysicalDeviceSynchronization2Features, ...), which adopt accepts too.
+struct RequiredFeature {
+  const char* name;
+  std::vector<FeatureLocation> where;
+};
+
 // What an application must enable on the instance and device it hands to
-// VulkanContext::adopt: Vulkan 1.3, and these features (all core, no device extension).
+// VulkanContext::adopt: Vulkan 1.3, and the features listed (all core, no device extension).
+// Device selection, enable_in and adopt's check all walk `features`, so a new requirement is one
+// entry in required_device_setup().
 struct DeviceRequirements {
   uint32_t api_version = VK_API_VERSION_1_3;
   std::vector<const char*> device_extensions;  // none today
   // Optional instance extension: debug names and labels in captures (RenderDoc) when enabled.
   std::vector<const char*> optional_instance_extensions{VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-  // VkPhysicalDeviceFeatures::shaderInt64, VkPhysicalDeviceVulkan12Features::bufferDeviceAddress,
-  // VkPhysicalDeviceVulkan13Features::synchronization2.
-  bool shader_int64 = true;
-  bool buffer_device_address = true;
-  bool synchronization2 = true;
+  // Today shaderInt64 (VkPhysicalDeviceFeatures), bufferDeviceAddress
+  // (VkPhysicalDeviceVulkan12Features), synchronization2 (VkPhysicalDeviceVulkan13Features).
+  std::vector<RequiredFeature> features;
 
   // Sets the required bits in the application's feature structs (leaves other bits alone).
-  void enable_in(VkPhysicalDeviceFeatures2& features, VkPhysicalDeviceVulkan12Features& vk12,
+  void enable_in(VkPhysicalDeviceFeatures2& features2, VkPhysicalDeviceVulkan12Features& vk12,
                  VkPhysicalDeviceVulkan13Features& vk13) const;
 };
 DeviceRequirements required_device_setup();
+
+// Whether a feature is switched on in a chain of Vulkan feature structs that starts at `chain`
+// (a VkDeviceCreateInfo's pNext, or a VkPhysicalDeviceFeatures2 and what it chains), or, for
+// the core 1.0 features, in `core` (a VkDeviceCreateInfo's pEnabledFeatures; may be null).
+bool feature_enabled(const RequiredFeature& feature, const void* chain,
+                     const VkPhysicalDeviceFeatures* core = nullptr);
 
 struct ContextOptions {
   // VK_LAYER_KHRONOS_validation with synchronization validation, and a messenger that counts
@@ -53,6 +79,15 @@ struct ContextOptions {
 
 // What an application hands over. tprop never destroys these; they must outlive the context.
 // The device must have been created with required_device_setup() enabled.
+//
+// Vulkan cannot be asked what a device was created with (a physical device only says what it
+// could enable), and a feature tprop uses but the application forgot to enable is undefined
+// behaviour that may work on one driver and fail on another. So adopt asks for the evidence:
+// the VkDeviceCreateInfo the application gave vkCreateDevice and the apiVersion of its
+// VkApplicationInfo, and returns an error naming each requirement missing from them
+// ("... lacks synchronization2 ..."). Both are required: leaving them out is itself an error,
+// so forgetting the check cannot pass silently. The create info (with its pNext chain and
+// pEnabledFeatures) is read during adopt only; it need not outlive the call.
 struct AdoptInfo {
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice physical_device = VK_NULL_HANDLE;
@@ -61,6 +96,8 @@ struct AdoptInfo {
   uint32_t queue_family = 0;
   PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
   bool debug_utils_enabled = false;  // the instance was created with VK_EXT_debug_utils
+  const VkDeviceCreateInfo* device_create_info = nullptr;  // what vkCreateDevice was given
+  uint32_t api_version = 0;  // the instance's VkApplicationInfo::apiVersion
 };
 
 struct ValidationCounts {

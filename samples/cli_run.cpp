@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_args.h"
+#include "cli_assets.h"
 #include "cli_backend.h"
 #include "cli_progress.h"
 #include "cli_report.h"
@@ -18,10 +19,6 @@
 #include "result.h"
 #include "scene.h"
 #include "scene_input.h"
-
-#ifndef TPROP_ASSETS_DIR
-#error "TPROP_ASSETS_DIR (the absolute path of assets/) must be defined by the build"
-#endif
 
 namespace tprop::cli {
 namespace {
@@ -64,7 +61,7 @@ int fail(Progress& progress, const std::string& message) {
 
 }  // namespace
 
-std::string default_scene() { return std::string(TPROP_ASSETS_DIR) + "/solar_system.json"; }
+std::string default_scene() { return bundled_asset("solar_system.json"); }
 
 const char* run_usage() {
   return "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--seed N] [--dump FILE]\n"

@@ -21,7 +21,11 @@ bool has_extension(const std::vector<VkExtensionProperties>& list, const char* n
 
 Result<AppDevice> AppDevice::create() {
   AppDevice app;
-  const DeviceRequirements needs = required_device_setup();
+  app.created_with_ = std::make_unique<CreatedWith>();
+  CreatedWith& with = *app.created_with_;
+  with.needs = required_device_setup();
+  const DeviceRequirements& needs = with.needs;
+  with.api_version = needs.api_version;
 
   uint32_t count = 0;
   vkEnumerateInstanceExtensionProperties(nullptr, &count, nullptr);
@@ -76,27 +80,26 @@ Result<AppDevice> AppDevice::create() {
                  "mesa-vulkan-drivers for lavapipe)"};
 
   // Whatever the application needs for itself, plus what tprop asks for.
-  VkPhysicalDeviceVulkan13Features vk13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-  vk13.dynamicRendering = VK_TRUE;
-  VkPhysicalDeviceVulkan12Features vk12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  vk12.pNext = &vk13;
-  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  features.pNext = &vk12;
-  needs.enable_in(features, vk12, vk13);
+  with.vk13.dynamicRendering = VK_TRUE;
+  with.vk12.pNext = &with.vk13;
+  with.features.pNext = &with.vk12;
+  needs.enable_in(with.features, with.vk12, with.vk13);
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = app.queue_family;
   qci.queueCount = 1;
   qci.pQueuePriorities = &priority;
-  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  dci.pNext = &features;
+  VkDeviceCreateInfo& dci = with.create_info;
+  dci.pNext = &with.features;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   dci.enabledExtensionCount = static_cast<uint32_t>(needs.device_extensions.size());
   dci.ppEnabledExtensionNames = needs.device_extensions.data();
-  if (VkResult r = vkCreateDevice(app.physical_device, &dci, nullptr, &app.device); r != VK_SUCCESS)
-    return Error{vk_error("vkCreateDevice failed", r)};
+  const VkResult created = vkCreateDevice(app.physical_device, &dci, nullptr, &app.device);
+  dci.queueCreateInfoCount = 0;  // qci is local; what adopt reads is the chain and extensions
+  dci.pQueueCreateInfos = nullptr;
+  if (created != VK_SUCCESS) return Error{vk_error("vkCreateDevice failed", created)};
   vkGetDeviceQueue(app.device, app.queue_family, 0, &app.queue);
   return app;
 }
@@ -121,6 +124,7 @@ AppDevice& AppDevice::operator=(AppDevice&& other) noexcept {
     queue = std::exchange(other.queue, VK_NULL_HANDLE);
     queue_family = other.queue_family;
     debug_utils = other.debug_utils;
+    created_with_ = std::move(other.created_with_);
   }
   return *this;
 }

@@ -310,6 +310,8 @@ Result<RenderedImage> render_scene(Scene& scene, const RenderOptions& options) {
   adopt.queue_family = app->queue_family;
   adopt.get_instance_proc_addr = vkGetInstanceProcAddr;
   adopt.debug_utils_enabled = app->debug_utils;
+  adopt.device_create_info = &app->created_with().create_info;  // adopt checks what it enabled
+  adopt.api_version = app->created_with().api_version;
   Result<VulkanContext> context = VulkanContext::adopt(adopt);
   if (!context) return context.error();
   Result<Propagator> propagator = Propagator::create(*context);

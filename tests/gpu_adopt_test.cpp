@@ -33,6 +33,17 @@ struct App {
   VkDevice device = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   uint32_t family = 0;
+  // What the device was created with, for AdoptInfo (the App is never moved: the chain points
+  // into it).
+  uint32_t api_version = 0;
+  VkPhysicalDeviceVulkan13Features vk13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features vk12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+
+  App() = default;
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
 
   ~App() {
     if (device) vkDestroyDevice(device, nullptr);
@@ -44,13 +55,14 @@ struct App {
     if (instance) vkDestroyInstance(instance, nullptr);
   }
 
-  // An empty string on success.
-  std::string create() {
+  // An empty string on success. `leave_out` names one of required_device_setup()'s features
+  // that the device is created without (an application's mistake).
+  std::string create(const std::string& leave_out = "") {
     const DeviceRequirements req = required_device_setup();
     VkApplicationInfo app{};
     app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
     app.pApplicationName = "tprop adoption test";
-    app.apiVersion = req.api_version;
+    app.apiVersion = api_version = req.api_version;
     const char* layers[] = {"VK_LAYER_KHRONOS_validation"};
     const char* extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME,
                                 VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
@@ -103,31 +115,45 @@ struct App {
     }
     if (!physical) return "no Vulkan 1.3 device with a compute queue";
 
-    VkPhysicalDeviceVulkan13Features vk13{};
-    vk13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
-    VkPhysicalDeviceVulkan12Features vk12{};
-    vk12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
     vk12.pNext = &vk13;
-    VkPhysicalDeviceFeatures2 f2{};
-    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     f2.pNext = &vk12;
     req.enable_in(f2, vk12, vk13);
+    for (const RequiredFeature& f : req.features) {
+      if (f.name != leave_out) continue;
+      // Clear the bit where enable_in set it: the first location, in one of the three structs.
+      for (auto* s = reinterpret_cast<VkBaseOutStructure*>(&f2); s; s = s->pNext)
+        if (s->sType == f.where.front().s_type)
+          std::memset(reinterpret_cast<char*>(s) + f.where.front().offset, 0, sizeof(VkBool32));
+      if (feature_enabled(f, &f2)) return "could not leave out " + leave_out;
+    }
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo qci{};
     qci.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
     qci.queueFamilyIndex = family;
     qci.queueCount = 1;
     qci.pQueuePriorities = &priority;
-    VkDeviceCreateInfo dci{};
-    dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
     dci.pNext = &f2;
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
-    dci.enabledExtensionCount = static_cast<uint32_t>(req.device_extensions.size());
-    dci.ppEnabledExtensionNames = req.device_extensions.data();
     if (vkCreateDevice(physical, &dci, nullptr, &device) != VK_SUCCESS) return "vkCreateDevice failed";
+    dci.queueCreateInfoCount = 0;  // qci is gone; adopt reads the chain
+    dci.pQueueCreateInfos = nullptr;
     vkGetDeviceQueue(device, family, 0, &queue);
     return "";
+  }
+
+  AdoptInfo adopt_info() const {
+    AdoptInfo info;
+    info.instance = instance;
+    info.physical_device = physical;
+    info.device = device;
+    info.queue = queue;
+    info.queue_family = family;
+    info.get_instance_proc_addr = vkGetInstanceProcAddr;
+    info.debug_utils_enabled = true;
+    info.device_create_info = &dci;
+    info.api_version = api_version;
+    return info;
   }
 };
 
@@ -148,8 +174,7 @@ TEST_F(GpuAdoption, AnApplicationsOwnDeviceGivesTheReferenceResults) {
   ASSERT_EQ(failed, "");
   g_app_messages = 0;
   {
-    auto adopted = VulkanContext::adopt({app.instance, app.physical, app.device, app.queue,
-                                         app.family, vkGetInstanceProcAddr, true});
+    auto adopted = VulkanContext::adopt(app.adopt_info());
     ASSERT_TRUE(adopted.ok()) << adopted.error().message;
     EXPECT_FALSE(adopted->owns_device());
     EXPECT_EQ(adopted->device(), app.device);
@@ -220,6 +245,55 @@ TEST_F(GpuAdoption, AdoptRejectsMissingHandles) {
   auto adopted = VulkanContext::adopt({});
   ASSERT_FALSE(adopted.ok());
   EXPECT_NE(adopted.error().message.find("adopt"), std::string::npos);
+}
+
+// Each requirement in turn: a device really created without it is refused, by name, and the
+// message names no other requirement.
+TEST_F(GpuAdoption, ADeviceCreatedWithoutARequiredFeatureIsRefusedNamingIt) {
+  const DeviceRequirements req = required_device_setup();
+  ASSERT_FALSE(req.features.empty());
+  for (const RequiredFeature& missing : req.features) {
+    App app;
+    ASSERT_EQ(app.create(missing.name), "");
+    auto adopted = VulkanContext::adopt(app.adopt_info());
+    ASSERT_FALSE(adopted.ok()) << "a device without " << missing.name << " was adopted";
+    const std::string& message = adopted.error().message;
+    EXPECT_NE(message.find(std::string("lacks ") + missing.name), std::string::npos) << message;
+    for (const RequiredFeature& other : req.features) {
+      if (std::string(other.name) != missing.name) {
+        EXPECT_EQ(message.find(other.name), std::string::npos) << message;
+      }
+    }
+  }
+}
+
+// adopt's error message, or "adopted" when it succeeded.
+std::string adopt_error(const AdoptInfo& info) {
+  auto adopted = VulkanContext::adopt(info);
+  return adopted.ok() ? "adopted" : adopted.error().message;
+}
+
+TEST_F(GpuAdoption, AnInstanceBelowTheRequiredVersionIsRefusedNamingBoth) {
+  App app;
+  ASSERT_EQ(app.create(), "");
+  AdoptInfo info = app.adopt_info();
+  info.api_version = VK_API_VERSION_1_2;
+  const std::string message = adopt_error(info);
+  EXPECT_NE(message.find("lacks Vulkan 1.3 (the instance asked for 1.2"), std::string::npos)
+      << message;
+}
+
+TEST_F(GpuAdoption, AdoptWithoutWhatTheDeviceWasCreatedWithIsRefused) {
+  App app;
+  ASSERT_EQ(app.create(), "");
+  AdoptInfo no_create_info = app.adopt_info();
+  no_create_info.device_create_info = nullptr;
+  const std::string without_info = adopt_error(no_create_info);
+  EXPECT_NE(without_info.find("AdoptInfo::device_create_info"), std::string::npos) << without_info;
+  AdoptInfo no_version = app.adopt_info();
+  no_version.api_version = 0;
+  const std::string without_version = adopt_error(no_version);
+  EXPECT_NE(without_version.find("AdoptInfo::api_version"), std::string::npos) << without_version;
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include "gpu_test_support.h"
 
 #include <cctype>
+#include <cstddef>
+#include <cstring>
 
 #include "vk_buffer.h"
 
@@ -50,14 +52,53 @@ TEST_F(GpuContext, ABufferBeyondTheDeviceLimitIsAnErrorNamingIt) {
 TEST_F(GpuContext, RequiredDeviceSetupAsksForVulkan13AndTheThreeFeatures) {
   const DeviceRequirements req = required_device_setup();
   EXPECT_EQ(req.api_version, VK_API_VERSION_1_3);
-  VkPhysicalDeviceFeatures2 f2{};
-  VkPhysicalDeviceVulkan12Features vk12{};
-  VkPhysicalDeviceVulkan13Features vk13{};
+  VkPhysicalDeviceVulkan13Features vk13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features vk12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                        &vk13};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &vk12};
   req.enable_in(f2, vk12, vk13);
   EXPECT_TRUE(f2.features.shaderInt64);
   EXPECT_TRUE(vk12.bufferDeviceAddress);
   EXPECT_TRUE(vk13.synchronization2);
   EXPECT_FALSE(vk13.dynamicRendering);  // nothing else is switched on
+  std::vector<std::string> names;
+  for (const RequiredFeature& f : req.features) {
+    names.emplace_back(f.name);
+    EXPECT_TRUE(feature_enabled(f, &f2)) << f.name << " not found where enable_in set it";
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"shaderInt64", "bufferDeviceAddress",
+                                             "synchronization2"}));
+}
+
+// adopt reads the application's VkDeviceCreateInfo: the features may sit in the Vulkan 1.x
+// structs, in the extension structs they were promoted from, or (core 1.0) in pEnabledFeatures.
+TEST(DeviceRequirements, FeaturesAreFoundInEveryStructThatCanEnableThem) {
+  const DeviceRequirements req = required_device_setup();
+  auto enabled = [&](const void* chain, const VkPhysicalDeviceFeatures* core) {
+    std::string on;
+    for (const RequiredFeature& f : req.features)
+      if (feature_enabled(f, chain, core)) on += std::string(on.empty() ? "" : " ") + f.name;
+    return on;
+  };
+  VkPhysicalDeviceSynchronization2Features sync2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES};
+  VkPhysicalDeviceBufferDeviceAddressFeatures bda{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
+  bda.pNext = &sync2;
+  VkPhysicalDeviceFeatures core{};
+  EXPECT_EQ(enabled(&bda, &core), "");
+  sync2.synchronization2 = VK_TRUE;
+  EXPECT_EQ(enabled(&bda, &core), "synchronization2");
+  bda.bufferDeviceAddress = VK_TRUE;
+  core.shaderInt64 = VK_TRUE;
+  EXPECT_EQ(enabled(&bda, &core), "shaderInt64 bufferDeviceAddress synchronization2");
+  EXPECT_EQ(enabled(&bda, nullptr), "bufferDeviceAddress synchronization2");
+
+  // A bit set in a struct of another type at the same offset does not count.
+  VkPhysicalDeviceVulkan11Features vk11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  const size_t first_bool = offsetof(VkPhysicalDeviceVulkan11Features, storageBuffer16BitAccess);
+  std::memset(reinterpret_cast<char*>(&vk11) + first_bool, 1, sizeof(vk11) - first_bool);
+  EXPECT_EQ(enabled(&vk11, nullptr), "");
 }
 
 // A Static baked before this Propagator existed: like CpuReference, computed once, then kept.

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "propagator.h"
-#include "reference.h"
+#include <tprop/propagator.h>
+#include <tprop/reference.h>
+
+extern "C" double consumer_hypot3(double x, double y, double z);  // c_math.c
 
 int main() {
   tprop::EntityStore store;
@@ -28,6 +30,17 @@ int main() {
     return 1;
   }
   std::printf("cpu: child at (%g, %g, %g)\n", cpu.at(2)[3].x, cpu.at(2)[3].y, cpu.at(2)[3].z);
+  if (std::fabs(consumer_hypot3(2, 3, 6) - 7.0) > 1e-12) {
+    std::fprintf(stderr, "the C file's <math.h> is not the C library's\n");
+    return 1;
+  }
+
+  // The application calls the Vulkan loader itself, as one that adopts its own device does;
+  // tprop::tprop alone links it.
+  uint32_t loader_version = 0;
+  if (vkEnumerateInstanceVersion(&loader_version) == VK_SUCCESS)
+    std::printf("loader: Vulkan %u.%u\n", VK_API_VERSION_MAJOR(loader_version),
+                VK_API_VERSION_MINOR(loader_version));
 
   auto context = tprop::VulkanContext::create_headless();
   if (!context) {

@@ -1,6 +1,8 @@
-# cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -P run_consumer_test.cmake
-# Installs the build into WORK_DIR/prefix, builds the consumer project against it, and runs it.
-foreach(var BUILD_DIR SOURCE_DIR WORK_DIR)
+# cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DBINDIR=... -DDATADIR=...
+#       -P run_consumer_test.cmake
+# Installs the build into WORK_DIR/prefix, builds the consumer project against it, runs it, and
+# runs the installed `tprop` command.
+foreach(var BUILD_DIR SOURCE_DIR WORK_DIR BINDIR DATADIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "${var} is not set")
   endif()
@@ -25,3 +27,18 @@ message("${out}${err}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the consumer program failed (${rc})")
 endif()
+
+# The installed `tprop` command finds its default scene in the install (share/tprop), not in
+# the source or build tree.
+set(installed_scene ${WORK_DIR}/prefix/${DATADIR}/tprop/solar_system.json)
+execute_process(COMMAND ${WORK_DIR}/prefix/${BINDIR}/tprop run --backend cpu --json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the installed tprop run failed (${rc}):\n${out}\n${err}")
+endif()
+string(JSON input GET "${out}" input)
+if(NOT input STREQUAL installed_scene)
+  message(FATAL_ERROR "the installed tprop read its default scene from ${input}, expected "
+                      "${installed_scene}")
+endif()
+message(STATUS "installed tprop: default scene ${input}: ok")
