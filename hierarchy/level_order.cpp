@@ -7,8 +7,9 @@ namespace tprop {
 
 namespace {
 constexpr uint32_t kNone = LevelOrder::kNone;
-// A level's segment never starts smaller than this, so small levels do not relocate often.
-constexpr uint32_t kMinSegment = 16;
+// Room every segment gets beyond its eighth of slack, so a small level does not relocate at its
+// first insertion. Small, because a chain has one level per entity.
+constexpr uint32_t kMinSegment = 2;
 }  // namespace
 
 void LevelOrder::clear() { *this = LevelOrder{}; }
@@ -138,6 +139,7 @@ void LevelOrder::relocate(uint32_t level, uint32_t capacity) {
 }
 
 void LevelOrder::lay_out_afresh(uint32_t slack_divisor) {
+  levels_.resize(level_count());  // empty levels left at the bottom by a destroyed deep chain
   std::vector<uint32_t> old = std::move(entries_);
   size_t total = 0;
   for (Segment& seg : levels_) total += seg.count + seg.count / slack_divisor + kMinSegment;

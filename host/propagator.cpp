@@ -59,7 +59,9 @@ Status Propagator::update(EntityStore& store) {
   m.recorded = false;
   if (&store != m.last_store) m.packed = false;
   m.last_store = &store;
-  m.frozen_old.reset();  // the frame that copied it has completed (update() contract)
+  // The frame that copied it has completed (update() contract); a copy never recorded (an
+  // update() without its record()) is kept for the next record().
+  if (!m.frozen_copy_pending) m.frozen_old.reset();
   m.stats.hierarchy_changed = changes.hierarchy;
   m.stats.structural_changes = static_cast<uint32_t>(changes.structural.size());
   Status st = ok_status();

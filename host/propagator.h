@@ -122,6 +122,10 @@ struct PropagatorOptions {
   // whenever one is possible; tests use both.
   uint32_t work_list_max = 4096;
   NarrowWalk narrow_walk = NarrowWalk::Auto;
+  // Pointer jumping takes a run of at most this many entities at once (its scratch, 140 bytes an
+  // entity, is one allocation); a longer run goes in consecutive pieces. 0: as many as
+  // maxMemoryAllocationSize allows. Tests set it low to run pieces on small scenes.
+  uint32_t jump_run_max_entities = 0;
   // A dispatch of more workgroups than this puts the rest in rows along y (a 2D grid the
   // shaders flatten). The default is the least maxComputeWorkGroupCount[0] Vulkan guarantees,
   // first exceeded by a pass over 16.7 million entities; tests lower it (at least 1) to run the

@@ -80,12 +80,14 @@ void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount], in
 void Propagator::Impl::choose_addressing() {
   const VkPhysicalDeviceLimits& lim = s->properties.limits;
   const Buffer* b[gpu::kBindingCount];
-  binding_buffers(b, 0);
   bool fits = options.prefer_descriptors && descriptor_sets[1] != VK_NULL_HANDLE &&
               lim.maxPerStageDescriptorStorageBuffers >= gpu::kBindingCount &&
               lim.maxDescriptorSetStorageBuffers >= gpu::kBindingCount;
-  for (uint32_t i = 0; i < gpu::kBindingCount && fits; ++i)
-    fits = b[i]->size() <= lim.maxStorageBufferRange;
+  for (int which = 0; which < 2 && fits; ++which) {  // both sets: the order may be the larger list
+    binding_buffers(b, which);
+    for (uint32_t i = 0; i < gpu::kBindingCount && fits; ++i)
+      fits = b[i]->size() <= lim.maxStorageBufferRange;
+  }
   if (!fits) {
     addressing = Addressing::DeviceAddress;
     return;
@@ -93,6 +95,11 @@ void Propagator::Impl::choose_addressing() {
   addressing = Addressing::Descriptors;
   for (int which = 0; which < 2; ++which) {
     binding_buffers(b, which);
+    // A replaced buffer may come back with a freed handle's value: rewrite everything then.
+    if (described_generation[which] != buffers_generation) {
+      std::fill(std::begin(described[which]), std::end(described[which]), VkBuffer(VK_NULL_HANDLE));
+      described_generation[which] = buffers_generation;
+    }
     VkDescriptorBufferInfo infos[gpu::kBindingCount];
     VkWriteDescriptorSet writes[gpu::kBindingCount];
     uint32_t count = 0;

@@ -134,10 +134,11 @@ void Propagator::record(VkCommandBuffer cmd) {
     m.copy(cmd, m.work_list, sizeof(uint32_t), {{0, m.stats.evaluated_entities}});
   const uint32_t order_pairs = static_cast<uint32_t>(m.order_changes.size() / 2);
   m.copy(cmd, m.levels, 2 * sizeof(uint32_t), {{0, m.levels_used}});
-  if (m.frozen_old) {
+  if (m.frozen_copy_pending) {  // once: a second record() must not copy the old values back
     const VkBufferCopy region{0, 0, m.frozen_old_bytes};
     s.vk.vkCmdCopyBuffer(cmd, m.frozen_old.handle(), m.frozen.handle(), 1, &region);
     ++m.stats.copy_regions;
+    m.frozen_copy_pending = false;
   }
   if (m.delta_count) m.copy(cmd, m.deltas, sizeof(gpu::EntityDelta), {{0, m.delta_count}});
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);

@@ -61,22 +61,30 @@ Status Propagator::Impl::grow(Mirrored& m, uint32_t needed, VkDeviceSize stride,
   m.device = std::move(*dev);
   m.staging = std::move(*stage);
   m.capacity = cap;
+  ++buffers_generation;
   return ok_status();
 }
 
 Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
-  if (n <= arrays[0].capacity && world) return ok_status();
+  if (n <= slot_capacity) return ok_status();
+  // All or nothing: every per-slot buffer is made first and swapped in only when all exist, so a
+  // failed growth leaves the old set whole and the next update() tries again.
+  Mirrored fresh[kArrays];
   for (int a = 0; a < kArrays; ++a)
-    if (Status st = grow(arrays[a], n, kStride[a], kArrayName[a], false, sizeof(float4x4)); !st)
+    if (Status st = grow(fresh[a], n, kStride[a], kArrayName[a], false, sizeof(float4x4)); !st)
       return st;
-  auto w = Buffer::create(*s, VkDeviceSize(arrays[0].capacity) * sizeof(float4x4),
+  const uint32_t capacity = fresh[0].capacity;  // the same for all: the 64-byte limit decides
+  auto w = Buffer::create(*s, VkDeviceSize(capacity) * sizeof(float4x4),
                           BufferKind::DeviceStorage, "tprop.local_to_world");
   if (!w) return w.error();
-  world = std::move(*w);
-  auto d = Buffer::create(*s, VkDeviceSize(arrays[0].capacity) * sizeof(uint32_t),
+  auto d = Buffer::create(*s, VkDeviceSize(capacity) * sizeof(uint32_t),
                           BufferKind::DeviceStorage, "tprop.dirty");
   if (!d) return d.error();
+  for (int a = 0; a < kArrays; ++a) arrays[a] = std::move(fresh[a]);
+  world = std::move(*w);
   dirty = std::move(*d);
+  slot_capacity = capacity;
+  ++buffers_generation;
   return ok_status();
 }
 
@@ -118,9 +126,11 @@ Result<uint32_t> Propagator::Impl::static_index_for(uint32_t slot) {
       if (frozen && !frozen_old) {  // keep the frozen values: copied over by record()
         frozen_old = std::move(frozen);
         frozen_old_bytes = VkDeviceSize(frozen_capacity) * sizeof(float4x4);
+        frozen_copy_pending = true;
       }
       frozen = std::move(*b);
       frozen_capacity = cap;
+      ++buffers_generation;
       static_valid.resize(cap, 0);
     }
   }
@@ -237,8 +247,8 @@ Status Propagator::Impl::stage_order() {
 }
 
 Status Propagator::Impl::full_pack(const EntityStore& store) {
+  if (Status st = ensure_slot_capacity(std::max(store.slot_capacity(), 1u)); !st) return st;
   slots = store.slot_capacity();
-  if (Status st = ensure_slot_capacity(std::max(slots, 1u)); !st) return st;
   static_of_slot.resize(slots, kNoIndex);
   // Static indices of slots that are gone or no longer Static go back to the free list.
   for (uint32_t slot = 0; slot < slots; ++slot)
@@ -266,7 +276,7 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
 
 Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreChanges& changes) {
   // More slots than the arrays hold: new buffers, so everything moves again.
-  if (store.slot_capacity() > arrays[0].capacity) return full_pack(store);
+  if (store.slot_capacity() > slot_capacity) return full_pack(store);
   slots = store.slot_capacity();
   rare_of_slot.resize(slots, kNoIndex);
   static_of_slot.resize(slots, kNoIndex);
@@ -410,17 +420,27 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   const bool jumping = narrow_walk() == NarrowWalk::Jump;
   uint32_t longest_run = 0;  // entities
   uint32_t run_begin = 0, run_end = 0;  // narrow run [run_begin, run_end), empty when equal
+  // Scratch per jumped entity: two matrices, two ancestors and a slot.
+  constexpr VkDeviceSize kJumpBytes = 2 * 64 + 2 * 4 + 4;
+  uint64_t piece_max = s->max_allocation_size / kJumpBytes;
+  if (options.jump_run_max_entities) piece_max = std::min<uint64_t>(piece_max, options.jump_run_max_entities);
+  piece_max = std::max<uint64_t>(piece_max, gpu::kNarrowLevelMax);
   auto flush = [&] {
     if (jumping && run_end - run_begin >= kJumpMinLevels) {
-      const uint32_t base = table_base + static_cast<uint32_t>(run_table.size() / 2);
-      uint32_t entities = 0;
-      for (uint32_t l = run_begin; l < run_end; ++l) {
-        run_table.push_back(entities);
-        run_table.push_back(l);
-        entities += counts[l];
+      // Pieces of whole levels; a piece's first level finds its parents final (the piece before
+      // wrote them), exactly as the run's first level does.
+      for (uint32_t l = run_begin; l < run_end;) {
+        const uint32_t base = table_base + static_cast<uint32_t>(run_table.size() / 2);
+        const uint32_t first_level = l;
+        uint32_t entities = 0;
+        while (l < run_end && (l == first_level || entities + counts[l] <= piece_max)) {
+          run_table.push_back(entities);
+          run_table.push_back(l);
+          entities += counts[l++];
+        }
+        if (entities) steps.push_back({Step::Jump, base, l - first_level, entities});
+        longest_run = std::max(longest_run, entities);
       }
-      if (entities) steps.push_back({Step::Jump, base, run_end - run_begin, entities});
-      longest_run = std::max(longest_run, entities);
     } else {
       for (uint32_t b = run_begin; b < run_end; b += gpu::kNarrowLevelsPerDispatch)
         steps.push_back({Step::Narrow, b, std::min(run_end - b, gpu::kNarrowLevelsPerDispatch)});
@@ -437,13 +457,13 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
     run_end = l + 1;
   }
   flush();
-  // Scratch for the longest run: two matrices, two ancestors and a slot per entity.
-  const VkDeviceSize bytes = VkDeviceSize(longest_run) * (2 * 64 + 2 * 4 + 4);
+  const VkDeviceSize bytes = VkDeviceSize(longest_run) * kJumpBytes;
   if (bytes > jump_bytes) {
     auto b = Buffer::create(*s, bytes + bytes / 8, BufferKind::DeviceStorage, "tprop.jump");
     if (!b) return b.error();
     jump = std::move(*b);
     jump_bytes = bytes + bytes / 8;
+    ++buffers_generation;
   }
   return ok_status();
 }

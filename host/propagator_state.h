@@ -85,7 +85,10 @@ struct Propagator::Impl {
   Mirrored order_list; // uint: LevelOrder::entries()
   Mirrored work_list;  // uint: a frame's work list, level segment after segment
   Mirrored levels;     // uvec2 per level: the segments of the list the passes follow this frame
-  Buffer world;        // LocalToWorld output by slot, capacity = arrays[*].capacity
+  Buffer world;        // LocalToWorld output by slot, capacity = slot_capacity
+  uint32_t slot_capacity = 0;  // slots every per-slot buffer holds (they grow together)
+  uint64_t buffers_generation = 0;  // bumped whenever a buffer a binding may name is replaced
+  uint64_t described_generation[2] = {~uint64_t(0), ~uint64_t(0)};
   Buffer dirty;        // uint by slot: the last frame number that changed the entity
   Buffer jump;         // scratch of pointer jumping: 140 bytes per entity of the longest run
   VkDeviceSize jump_bytes = 0;
@@ -118,6 +121,7 @@ struct Propagator::Impl {
   uint32_t levels_used = 0;              // entries of `levels`: table, order changes, run tables
   Buffer frozen_old;              // copied into `frozen` by the next record(), then dropped
   VkDeviceSize frozen_old_bytes = 0;
+  bool frozen_copy_pending = false;  // frozen_old's copy is not recorded yet
   std::vector<Step> steps;
   FrameStats stats;
 

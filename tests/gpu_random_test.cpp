@@ -118,35 +118,41 @@ TEST_F(GpuRandom, AHundredThousandDeepChainIsPropagatedToTheLastLevel) {
 // hundreds of levels deep, over value, hierarchy and Static frames, it must stay within the
 // reference's tolerance, and it must be what ran.
 TEST_F(GpuRandom, PointerJumpingMatchesTheReferenceOnDeepScenesOverFrames) {
-  EntityStore store;
-  ValueSource v(41);
-  const uint32_t n = 6000;
-  // Mostly under one of the last three entities, so depth grows to the cap of 400.
-  std::vector<uint32_t> depth(n, 0);
-  for (uint32_t i = 0; i < n; ++i) {
-    store.create(i);
-    add_features(store, i, random_features(v), v);
-    if (i == 0 || v.below(100) < 2) continue;
-    const uint32_t parent = i - 1 - v.below(std::min<uint32_t>(i, 3));
-    if (depth[parent] + 1 >= 400) continue;
-    depth[i] = depth[parent] + 1;
-    store.set_parent(i, parent);
-  }
-  Propagator gpu = make_propagator(ctx(), {.narrow_walk = NarrowWalk::Jump});
-  CpuReference cpu;
-  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
-  EXPECT_GE(gpu.last_frame().levels, 150u);
-  EXPECT_GE(gpu.last_frame().jump_runs, 1u) << "the deep runs were jumped, not walked";
-  for (int frame = 0; frame < 6; ++frame) {
-    for (uint32_t k = 0; k < 60; ++k) store.set_translation(v.below(n), v.vec(5));
-    if (frame % 2) {
-      for (uint32_t k = 0; k < 20; ++k) store.set_parent(v.below(n), v.below(n));
-      for (uint32_t k = 0; k < 5; ++k) store.destroy(v.below(n));
+  // Whole runs, and runs cut into pieces of at most 500 entities (the next piece's first level
+  // then finds its parents final, as a run's first level does).
+  for (uint32_t piece : {0u, 500u}) {
+    SCOPED_TRACE("pieces of " + std::to_string(piece));
+    EntityStore store;
+    ValueSource v(41);
+    const uint32_t n = 6000;
+    // Mostly under one of the last three entities, so depth grows to the cap of 400.
+    std::vector<uint32_t> depth(n, 0);
+    for (uint32_t i = 0; i < n; ++i) {
+      store.create(i);
+      add_features(store, i, random_features(v), v);
+      if (i == 0 || v.below(100) < 2) continue;
+      const uint32_t parent = i - 1 - v.below(std::min<uint32_t>(i, 3));
+      if (depth[parent] + 1 >= 400) continue;
+      depth[i] = depth[parent] + 1;
+      store.set_parent(i, parent);
     }
-    if (frame == 3)
-      for (uint32_t k = 0; k < 30; ++k) store.add(v.below(n), Component::Static);
-    const std::string what = "frame " + std::to_string(frame);
-    EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+    Propagator gpu = make_propagator(
+        ctx(), {.narrow_walk = NarrowWalk::Jump, .jump_run_max_entities = piece});
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+    EXPECT_GE(gpu.last_frame().levels, 150u);
+    EXPECT_GE(gpu.last_frame().jump_runs, piece ? 4u : 1u) << "the deep runs were jumped";
+    for (int frame = 0; frame < 6; ++frame) {
+      for (uint32_t k = 0; k < 60; ++k) store.set_translation(v.below(n), v.vec(5));
+      if (frame % 2) {
+        for (uint32_t k = 0; k < 20; ++k) store.set_parent(v.below(n), v.below(n));
+        for (uint32_t k = 0; k < 5; ++k) store.destroy(v.below(n));
+      }
+      if (frame == 3)
+        for (uint32_t k = 0; k < 30; ++k) store.add(v.below(n), Component::Static);
+      const std::string what = "frame " + std::to_string(frame);
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+    }
   }
 }
 
