@@ -189,6 +189,7 @@ void Propagator::record(VkCommandBuffer cmd) {
       j.first = step.first;
       j.count = step.entities;
       j.aux = step.count;
+      if (m.skip_unchanged) j.frame |= 0x80000000u;  // jump.comp: carry dirty bits
       const uint32_t groups = (step.entities + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize;
       bind(jp.index);
       m.pipes.push(cmd, j);

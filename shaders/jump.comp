@@ -7,6 +7,11 @@
 // matrix, ancestor[ancestor]), so after ceil(log2(levels)) rounds every matrix is final. Products
 // keep the parent-then-child order; only their association changes (hierarchy/compare.h).
 //
+// Frames that skip the unchanged (pc.frame's top bit set; the frame number is the rest) carry a
+// dirty bit with each ancestor: an entity is recomputed when it, an ancestor in the run or the
+// run's parent outside it changed this frame, the same rule as propagate.comp's, OR-ed through
+// the rounds like the products; a clean entity's LocalToWorld is left as it is.
+//
 // Built four times, by device address only (push constants: pc.deltas is the scratch buffer,
 // laid out below; pc.count is M):
 //  - TPROP_JUMP_INDEX: each run entity marks its slot with its run index (dirty[slot] =
@@ -14,8 +19,8 @@
 //  - TPROP_JUMP_INIT: each run entity's own matrix and ancestor; a parent outside the run is
 //    final already, so the entity starts final too;
 //  - TPROP_JUMP_ROUND: one round, from buffers pc.aux to 1 - pc.aux;
-//  - TPROP_JUMP_WRITE: the final matrices (buffers pc.aux) into local_to_world, the frozen table
-//    of a Static's first frame and the dirty marks of this frame (pc.frame).
+//  - TPROP_JUMP_WRITE: the final matrices (buffers pc.aux) of the dirty entities into
+//    local_to_world, the frozen table of a Static's first frame and this frame's dirty marks.
 // The run table: levels[pc.first + j] = (run index of the first entity of the run's level j,
 // that level), for j < pc.aux (INDEX, INIT); the level's own segment is levels[level].
 #extension GL_GOOGLE_include_directive : require
@@ -25,6 +30,12 @@
 layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
 
 const uint kRunMark = 0x80000000u;
+// Scratch words: slots[i] and ancestors[i] keep a dirty bit on top; kNoAncestor in the low bits.
+const uint kDirtyBit = 0x80000000u;
+const uint kNoAncestor = 0x7fffffffu;
+
+uint frame_number() { return pc.frame & ~kDirtyBit; }
+bool skipping() { return (pc.frame & kDirtyBit) != 0u; }
 
 // Scratch: matrices[2][M], ancestors[2][M], slots[M].
 Mat4Array matrices(uint which) {
@@ -54,13 +65,17 @@ void main() {
   if (i >= pc.count) return;
 #if defined(TPROP_JUMP_INDEX)
   uint slot = slot_of_run_index(i);
-  slots().v[i] = slot;
+  // Its own mark, before the run index takes its place.
+  bool dirty = !skipping() || DIRTY[slot] == frame_number();
+  slots().v[i] = slot | (dirty ? kDirtyBit : 0u);
   DIRTY[slot] = kRunMark | i;
 #elif defined(TPROP_JUMP_INIT)
-  uint slot = slots().v[i];
+  uint word = slots().v[i];
+  uint slot = word & ~kDirtyBit;
+  bool dirty = (word & kDirtyBit) != 0u;
   uint f = FLAGS[slot];
   mat4 m = own_matrix(slot, f);
-  uint ancestor = kNoIndex;
+  uint ancestor = kNoAncestor;
   if ((f & kFlagWorldFinal) == 0u) {
     uint parent = PARENT[slot];
     uint mark = DIRTY[parent];
@@ -68,25 +83,32 @@ void main() {
       ancestor = mark & ~kRunMark;
     } else {
       m = WORLD[parent] * m;  // the parent is before the run: final
+      dirty = dirty || mark == frame_number();
     }
   }
   matrices(0u).v[i] = m;
-  ancestors(0u).v[i] = ancestor;
+  ancestors(0u).v[i] = ancestor | (dirty ? kDirtyBit : 0u);
 #elif defined(TPROP_JUMP_ROUND)
   uint from = pc.aux, to = 1u - pc.aux;
-  uint ancestor = ancestors(from).v[i];
+  uint word = ancestors(from).v[i];
+  uint ancestor = word & ~kDirtyBit;
   mat4 m = matrices(from).v[i];
-  if (ancestor != kNoIndex) {
+  if (ancestor != kNoAncestor) {
+    uint above = ancestors(from).v[ancestor];
     m = matrices(from).v[ancestor] * m;
-    ancestor = ancestors(from).v[ancestor];
+    word = (above & ~kDirtyBit) | ((word | above) & kDirtyBit);
   }
   matrices(to).v[i] = m;
-  ancestors(to).v[i] = ancestor;
+  ancestors(to).v[i] = word;
 #elif defined(TPROP_JUMP_WRITE)
-  uint slot = slots().v[i];
+  uint slot = slots().v[i] & ~kDirtyBit;
+  if ((ancestors(pc.aux).v[i] & kDirtyBit) == 0u) {
+    DIRTY[slot] = 0u;  // clean: its LocalToWorld stands; any mark but this frame's will do
+    return;
+  }
   mat4 m = matrices(pc.aux).v[i];
   WORLD[slot] = m;
   if ((FLAGS[slot] & kFlagStoreFrozen) != 0u) FROZEN[STATIC_INDEX[slot]] = m;
-  DIRTY[slot] = pc.frame;
+  DIRTY[slot] = frame_number();
 #endif
 }
