@@ -1,8 +1,8 @@
 // Packing one entity into the GPU layout of shaders/scene_layout.h: the host-side half of the
 // transform rules that the shaders do not do (Euler angles to quaternions, Scale versus
 // NonUniformScale, CompositeRotation / CompositeScale with their pivots and the inverse a parent
-// writes into its children's ParentScaleInverse), and the flags that tell the compose and
-// propagate shaders which rule applies. Everything here calls compose.h, so the GPU follows the
+// writes into its children's ParentScaleInverse), and the flags that tell the level pass
+// (shaders/propagate.comp, shaders/local_matrix.glsl) which rule applies. Everything here calls compose.h, so the GPU follows the
 // very rules the CPU reference follows. No Vulkan.
 #pragma once
 
