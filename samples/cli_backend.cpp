@@ -93,6 +93,17 @@ Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool valid
   return std::unique_ptr<GpuBackend>();
 }
 
+std::vector<float4x4> in_reference_order(const DepthOrder& reference, const Evaluation& e) {
+  if (e.order.slot == reference.slot) return e.local_to_world;
+  std::vector<float4x4> out(reference.size(), float4x4(0.0f));
+  for (uint32_t pos = 0; pos < e.order.size() && pos < e.local_to_world.size(); ++pos) {
+    const uint32_t slot = e.order.slot[pos];
+    if (slot < reference.position.size() && reference.position[slot] != DepthOrder::kNone)
+      out[reference.position[slot]] = e.local_to_world[pos];
+  }
+  return out;
+}
+
 Evaluation evaluate_cpu(EntityStore& store, bool bake) {
   Evaluation e;
   auto start = std::chrono::steady_clock::now();

@@ -59,6 +59,11 @@ Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool valid
 // can run the same frame afterwards (--validate).
 Evaluation evaluate_cpu(EntityStore& store, bool bake);
 
+// An evaluation's LocalToWorld by position in `reference` (another order of the same store; the
+// evaluation's own order when they are the same, as after a GPU frame, which reports in
+// sort_by_depth's order). Positions the evaluation lacks are zero.
+std::vector<float4x4> in_reference_order(const DepthOrder& reference, const Evaluation& e);
+
 // Whether an explicit --device names one of the Vulkan devices (for a run that opens none, such
 // as --backend cpu): the error says what it matched against.
 Status check_device_option(const std::string& device);

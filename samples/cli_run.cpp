@@ -35,20 +35,6 @@ uint64_t count_statics(const EntityStore& store, const DepthOrder& order) {
   return n;
 }
 
-// `got` is by position in `got_order`; returns it by position in `order` (both orders hold the
-// same slots; today they are the same sort, this keeps --validate honest if that ever changes).
-std::vector<float4x4> in_order(const DepthOrder& order, const DepthOrder& got_order,
-                               std::vector<float4x4> got) {
-  if (got_order.slot == order.slot) return got;
-  std::vector<float4x4> out(order.size(), float4x4(0.0f));
-  for (uint32_t pos = 0; pos < got_order.size() && pos < got.size(); ++pos) {
-    const uint32_t slot = got_order.slot[pos];
-    if (slot < order.position.size() && order.position[slot] != DepthOrder::kNone)
-      out[order.position[slot]] = got[pos];
-  }
-  return out;
-}
-
 void on_compare_progress(double fraction, void* user) {
   static_cast<Progress*>(user)->set_fraction(fraction);
 }
@@ -178,7 +164,7 @@ int run_command(const std::vector<std::string>& args) {
   if (options.validate) {
     progress.phase("validating against the CPU reference");
     const std::vector<float4x4> got =
-        in_order(cpu_frame->order, gpu_frame->order, gpu_frame->local_to_world);
+        in_reference_order(cpu_frame->order, *gpu_frame);
     Result<Comparison> compared =
         compare_local_to_world(cpu_frame->order, cpu_frame->local_to_world, got, 8,
                                on_compare_progress, &progress);

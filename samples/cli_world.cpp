@@ -171,17 +171,6 @@ int fail(const std::string& message) {
   return kExitFailure;
 }
 
-// The GPU's results (by position in its own order) by position in the CPU reference's order.
-std::vector<float4x4> by_reference_position(const DepthOrder& reference, const Evaluation& gpu) {
-  std::vector<float4x4> out(reference.size(), float4x4(0.0f));
-  for (uint32_t pos = 0; pos < gpu.order.size() && pos < gpu.local_to_world.size(); ++pos) {
-    const uint32_t slot = gpu.order.slot[pos];
-    if (slot < reference.position.size() && reference.position[slot] != DepthOrder::kNone)
-      out[reference.position[slot]] = gpu.local_to_world[pos];
-  }
-  return out;
-}
-
 // The world's scenes as the replay drives them: loads, unloads and each frame's chunk.
 class Replay {
  public:
@@ -304,7 +293,7 @@ int run_world(const RunOptions& options, const std::string& input) {
       }
       if (options.validate) {
         Result<Comparison> compared = compare_local_to_world(
-            order, local_to_world, by_reference_position(order, *evaluated));
+            order, local_to_world, in_reference_order(order, *evaluated));
         if (!compared) return fail(compared.error().message);
         if (!report.validation || compared->worst_ratio > report.validation->comparison.worst_ratio) {
           ValidationReport v;
