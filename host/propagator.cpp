@@ -73,6 +73,10 @@ Status Propagator::update(EntityStore& store) {
     m.order.apply(store, changes.structural);
     st = m.incremental_pack(store, changes);
   }
+  if (st) {
+    m.choose_addressing();
+    st = m.prepare_passes();  // the pipeline variants record() binds
+  }
   if (!st) {
     m.packed = false;  // pack everything again next time
     m.order.clear();
@@ -87,7 +91,6 @@ Status Propagator::update(EntityStore& store) {
     return st;
   }
   m.packed = true;
-  m.choose_addressing();
   m.stats.descriptors = m.addressing == Addressing::Descriptors;
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();

@@ -90,6 +90,9 @@ struct FrameStats {
   uint32_t dispatches = 0;            // scatter + evaluation dispatches recorded
   uint32_t grid_rows = 0;             // most workgroup rows (y) of one dispatch: > 1 is a 2D grid
   bool descriptors = false;           // the passes used descriptors (else device addresses)
+  uint32_t pass_features = 0;         // the union of the evaluate passes' specializations: the
+                                      // rules they were built with (shaders/pass_features.h)
+  uint32_t chain_steps = 0;           // chains of one-entity levels walked by one subgroup
 };
 
 // How runs of narrow levels (at most 64 entities each) are evaluated. Measured on lavapipe, a
@@ -100,7 +103,10 @@ struct FrameStats {
 enum class NarrowWalk : uint8_t {
   Auto,             // SingleInvocation on a CPU device (VK_PHYSICAL_DEVICE_TYPE_CPU), else Jump
   Workgroup,        // 8 invocations, a workgroup barrier between levels
-  SingleInvocation, // one invocation, no barrier
+  // One invocation, no barrier; but chains (at least kChainMinLevels consecutive levels of one
+  // entity each, each the child of the one above) are walked by one subgroup of 8 invocations,
+  // 8 levels at a time, with no barrier either (PropagatorOptions::subgroup_chains).
+  SingleInvocation,
   // Pointer jumping over runs of at least kJumpMinLevels levels: ceil(log2(levels)) + 3
   // dispatches whatever the depth, O(entities * log2(levels)) work, 140 bytes of scratch per
   // entity of the longest run; shorter runs as Workgroup. The products are reassociated (within
@@ -108,6 +114,7 @@ enum class NarrowWalk : uint8_t {
   Jump,
 };
 inline constexpr uint32_t kJumpMinLevels = 64;
+inline constexpr uint32_t kChainMinLevels = 16;
 
 struct PropagatorOptions {
   // The passes reach the arrays through one descriptor per array whenever every array fits in
@@ -131,6 +138,17 @@ struct PropagatorOptions {
   // first exceeded by a pass over 16.7 million entities; tests lower it (at least 1) to run the
   // 2D grid on small scenes. The device's own limit caps it too.
   uint32_t max_groups_per_dimension = 65535;
+  // Each evaluate dispatch runs a pipeline specialized to the rules its entities may need
+  // (shaders/pass_features.h: composites, user matrices, Statics, overrides, parents, skipping,
+  // non-affine matrices), as counted over the scene's live entities when they are packed; a
+  // variant is made the first time a frame needs it. Measured on lavapipe, where every branch is
+  // paid by every entity: see README, Performance. `false`: the general shader every time (every
+  // rule compiled in), for comparison.
+  bool specialize = true;
+  // With NarrowWalk::SingleInvocation, chains go to one subgroup of 8 (see there), where the
+  // device's subgroups hold at least 8 invocations and shuffle in compute shaders. `false`: the
+  // single invocation walks them too. Tests use both.
+  bool subgroup_chains = true;
 };
 
 class Propagator {

@@ -144,7 +144,6 @@ void Propagator::record(VkCommandBuffer cmd) {
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
   // 0 is what a fresh mark holds; numbers stay below 2^31, the run marks of pointer jumping.
   if (++m.frame_number >= 0x80000000u) m.frame_number = 1;
-  const PassPipelines passes = m.pipes.passes(m.addressing);
   auto bind_set = [&](int which) {
     if (m.addressing == Addressing::Descriptors)
       s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0, 1,
@@ -158,7 +157,8 @@ void Propagator::record(VkCommandBuffer cmd) {
     scatter.first = m.level_count;
     scatter.count = m.delta_count + order_pairs;
     scatter.aux = m.delta_count;
-    s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, passes.scatter);
+    s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
+                           m.pipes.get(Pass::Scatter, m.addressing, 0));
     m.pipes.push(cmd, scatter);
     dispatch((scatter.count + gpu::kScatterGroupSize - 1) / gpu::kScatterGroupSize);
   }
@@ -170,8 +170,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   m.timer.stamp(cmd, 1);
 
   begin_label(s, cmd, "tprop.evaluate");
-  const bool serial = m.narrow_walk() == NarrowWalk::SingleInvocation;
-  const VkPipeline narrow = serial ? passes.propagate_serial : passes.propagate_narrow;
+  const Pass narrow = m.narrow_walk() == NarrowWalk::SingleInvocation ? Pass::Serial : Pass::Narrow;
   VkPipeline bound = VK_NULL_HANDLE;
   for (const Step& step : m.steps) {
     // Each level reads what the previous dispatch (or the scatter) wrote.
@@ -183,7 +182,8 @@ void Propagator::record(VkCommandBuffer cmd) {
     };
     if (step.kind == Step::Jump) {
       // Index, init, ceil(log2(levels)) rounds, write: each reads what the one before wrote.
-      const JumpPipelines& jp = m.pipes.jump();
+      // Each dispatch in the variant update() prepared for this step.
+      auto jp = [&](Pass p) { return m.pipes.get(p, Addressing::DeviceAddress, step.features); };
       gpu::ScenePush j = push;
       j.deltas = m.jump.address();
       j.first = step.first;
@@ -191,15 +191,15 @@ void Propagator::record(VkCommandBuffer cmd) {
       j.aux = step.count;
       if (m.skip_unchanged) j.frame |= 0x80000000u;  // jump.comp: carry dirty bits
       const uint32_t groups = (step.entities + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize;
-      bind(jp.index);
+      bind(jp(Pass::JumpIndex));
       m.pipes.push(cmd, j);
       dispatch(groups);
       barrier(s, cmd, kComputeWrite, kComputeReadWrite);
-      bind(jp.init);
+      bind(jp(Pass::JumpInit));
       dispatch(groups);
       uint32_t rounds = 0;
       while ((uint64_t(1) << rounds) < step.count) ++rounds;
-      bind(jp.round);
+      bind(jp(Pass::JumpRound));
       for (uint32_t r = 0; r < rounds; ++r) {
         barrier(s, cmd, kComputeWrite, kComputeReadWrite);
         j.aux = r & 1u;
@@ -207,19 +207,22 @@ void Propagator::record(VkCommandBuffer cmd) {
         dispatch(groups);
       }
       barrier(s, cmd, kComputeWrite, kComputeReadWrite);
-      bind(jp.write);
+      bind(jp(Pass::JumpWrite));
       j.aux = rounds & 1u;
       m.pipes.push(cmd, j);
       dispatch(groups);
       ++m.stats.jump_runs;
       continue;
     }
-    bind(step.kind == Step::Narrow ? narrow : passes.propagate_wide);
+    const Pass pass = step.kind == Step::Narrow  ? narrow
+                      : step.kind == Step::Chain ? Pass::Chain
+                                                 : Pass::Wide;
+    bind(m.pipes.get(pass, m.addressing, step.features));
     push.first = step.first;
     push.count = step.count;
     m.pipes.push(cmd, push);
-    dispatch(step.kind == Step::Narrow ? 1
-                                       : (step.count + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize);
+    dispatch(step.kind == Step::Wide ? (step.count + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize
+                                     : 1);
   }
   end_label(s, cmd);
   m.timer.stamp(cmd, 2);

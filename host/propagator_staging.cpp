@@ -186,6 +186,9 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
     release_rare(slot);
   }
 
+  note_features(slot, e, parent != kNoIndex,
+                rare_index != kNoIndex ? &staged_rare()[rare_index] : nullptr);
+
   // A frame after the first uploads deltas only, and any full upload packs every slot anew, so
   // the mirrors are written only for full uploads (seven fewer scattered writes per change).
   if (!delta) {
@@ -256,6 +259,7 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
         (!store.alive_at(slot) || !store.has_at(slot, Component::Static)))
       release_static(slot);
   rare_of_slot.assign(slots, kNoIndex);
+  reset_features();
   if (seen.size() < slots) seen.resize(slots, 0);  // here, not in the first frame after
   rare_free.clear();
   rare_count = 0;
@@ -364,6 +368,7 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
   skip_unchanged = !everything && !use_work_list;
   const bool whole = everything || (skip_unchanged && !seeds.empty());
   std::vector<uint32_t> counts, firsts;
+  const uint32_t* list = order.entries().data();  // the slots the passes follow, by entry
   if (whole) {
     for (const LevelOrder::Segment& seg : order.levels()) {
       counts.push_back(seg.count);
@@ -385,16 +390,17 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
     }
     if (Status st = grow(work_list, at, sizeof(uint32_t), "tprop.work_list", false); !st)
       return st;
-    auto* list = static_cast<uint32_t*>(work_list.staging.mapped());
+    auto* staged_list = static_cast<uint32_t*>(work_list.staging.mapped());
     std::vector<uint32_t> cursor = firsts;
-    for (uint32_t v : work) list[cursor[order.level_of(v)]++] = v;
+    for (uint32_t v : work) staged_list[cursor[order.level_of(v)]++] = v;
+    list = staged_list;
     stats.evaluated_entities = at;
   }
   level_count = static_cast<uint32_t>(counts.size());
   // The levels buffer: the table, the scattered order changes, then the jump runs' tables.
   const uint32_t pairs = static_cast<uint32_t>(order_changes.size() / 2);
   std::vector<uint32_t> run_table;
-  if (Status st = plan_steps(counts, firsts, level_count + pairs, run_table); !st) return st;
+  if (Status st = plan_steps(counts, firsts, list, level_count + pairs, run_table); !st) return st;
   levels_used = level_count + pairs + static_cast<uint32_t>(run_table.size() / 2);
   if (levels_used) {
     if (Status st = grow(levels, levels_used, 2 * sizeof(uint32_t), "tprop.levels", false); !st)
@@ -414,9 +420,12 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
 }
 
 Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
-                                    const std::vector<uint32_t>& firsts, uint32_t table_base,
-                                    std::vector<uint32_t>& run_table) {
+                                    const std::vector<uint32_t>& firsts, const uint32_t* list,
+                                    uint32_t table_base, std::vector<uint32_t>& run_table) {
   steps.clear();
+  const bool chains = chain_walk();
+  // The chain pass loops once per 8 levels, and llvmpipe ends loops after 65,535 iterations.
+  constexpr uint32_t kChainLevelsPerDispatch = 8 * 32768;
   const bool jumping = narrow_walk() == NarrowWalk::Jump;
   uint32_t longest_run = 0;  // entities
   uint32_t run_begin = 0, run_end = 0;  // narrow run [run_begin, run_end), empty when equal
@@ -438,19 +447,40 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
           run_table.push_back(l);
           entities += counts[l++];
         }
-        if (entities) steps.push_back({Step::Jump, base, l - first_level, entities});
+        if (entities) steps.push_back({Step::Jump, base, l - first_level, entities, first_level});
         longest_run = std::max(longest_run, entities);
       }
     } else {
-      for (uint32_t b = run_begin; b < run_end; b += gpu::kNarrowLevelsPerDispatch)
-        steps.push_back({Step::Narrow, b, std::min(run_end - b, gpu::kNarrowLevelsPerDispatch)});
+      auto walk = [&](uint32_t b, uint32_t e) {
+        for (; b < e; b += gpu::kNarrowLevelsPerDispatch)
+          steps.push_back({Step::Narrow, b, std::min(e - b, gpu::kNarrowLevelsPerDispatch), 0, b});
+      };
+      // Chains: consecutive levels of one entity each, each the child of the one above (in a
+      // work list a one-entry level's entity may hang below an unlisted one: checked, not
+      // assumed). The chain's first entity finds its parent written by an earlier dispatch.
+      uint32_t walked = run_begin;  // levels before it are planned
+      for (uint32_t l = run_begin; l < run_end;) {
+        uint32_t e = l;
+        while (chains && e < run_end && counts[e] == 1 &&
+               (e == l || order.parent_of(list[firsts[e]]) == list[firsts[e - 1]]))
+          ++e;
+        if (e - l < kChainMinLevels) {
+          l = std::max(e, l + 1);
+          continue;
+        }
+        walk(walked, l);
+        for (uint32_t b = l; b < e; b += kChainLevelsPerDispatch)
+          steps.push_back({Step::Chain, b, std::min(e - b, kChainLevelsPerDispatch), 0, b});
+        walked = l = e;
+      }
+      walk(walked, run_end);
     }
     run_begin = run_end = 0;
   };
   for (uint32_t l = 0; l < counts.size(); ++l) {
     if (counts[l] > gpu::kNarrowLevelMax) {
       flush();
-      steps.push_back({Step::Wide, firsts[l], counts[l]});
+      steps.push_back({Step::Wide, firsts[l], counts[l], 0, l});
       continue;
     }
     if (run_end == run_begin) run_begin = run_end = l;

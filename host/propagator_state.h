@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "gpu_pack.h"
 #include "gpu_timer.h"
 #include "propagator.h"
 #include "scene_layout.h"
@@ -36,11 +37,14 @@ struct Range {
 };
 
 // One evaluation step: a wide level (one invocation per list entry), a run of narrow levels
-// walked by one workgroup (or invocation), or a deep run of narrow levels by pointer jumping.
+// walked by one workgroup (or invocation), a chain of one-entity levels walked by one subgroup,
+// or a deep run of narrow levels by pointer jumping.
 struct Step {
-  enum Kind : uint8_t { Wide, Narrow, Jump } kind;
-  uint32_t first, count;  // wide: list entries; narrow: levels; jump: run table, levels
+  enum Kind : uint8_t { Wide, Narrow, Jump, Chain } kind;
+  uint32_t first, count;  // wide: list entries; narrow, chain: levels; jump: run table, levels
   uint32_t entities = 0;  // jump: the run's entities
+  uint32_t level = 0;     // the first level it evaluates
+  uint32_t features = gpu::kFeatureAll;  // its pipeline variant (propagator_variants.cpp)
 };
 
 // A device buffer with its staging mirror, grown by whole reallocation.
@@ -125,6 +129,30 @@ struct Propagator::Impl {
   std::vector<Step> steps;
   FrameStats stats;
 
+  // propagator_variants.cpp: what the scene's entities need of the evaluate passes
+  // (shaders/pass_features.h), counted over the live slots as they are packed, so that each
+  // dispatch runs the variant without the rules no entity uses.
+  std::vector<uint8_t> features_of_slot;   // per slot: the kFeature* bits its entity needs
+  static constexpr uint32_t kFeatureBits = 8;
+  uint32_t feature_entities[kFeatureBits] = {};  // per feature bit: live entities that need it
+  bool frozen_projective = false;          // a Static may have frozen a non-affine matrix
+  void reset_features();
+  void note_features(uint32_t slot, const PackedEntity& e, bool attached,
+                     const gpu::RareRecord* record);
+  uint32_t scene_features() const;
+  // Each step's variant, and its pipeline made if missing. After plan_work().
+  Status prepare_passes();
+  // In a frame that skips the unchanged, each chain step starts at its first changed level
+  // (chain clean prefixes are not walked; the pass recomputes everything it walks).
+  void trim_chains();
+  std::vector<uint32_t> packed_stamp;      // per slot: packed_stamp_now when packed this frame
+  uint32_t packed_stamp_now = 0;
+  // Whether runs of one-entity levels go to the chain pass (plan_steps).
+  bool chain_walk() const {
+    return options.subgroup_chains && narrow_walk() == NarrowWalk::SingleInvocation &&
+           pipes.chain_supported();
+  }
+
   ~Impl();
 
   template <class T>
@@ -164,8 +192,9 @@ struct Propagator::Impl {
   // The dispatches over levels of `counts` entities starting at list entries `firsts`; deep
   // runs of narrow levels, with NarrowWalk::Jump, get their run table in `run_table` ((first run
   // index, level) pairs, each run's table at the index its step names, plus `table_base`).
+  // `list`: the slots the passes follow (by list entry), to find chains of levels.
   Status plan_steps(const std::vector<uint32_t>& counts, const std::vector<uint32_t>& firsts,
-                    uint32_t table_base, std::vector<uint32_t>& run_table);
+                    const uint32_t* list, uint32_t table_base, std::vector<uint32_t>& run_table);
 
   // propagator_bindings.cpp: how the passes reach the arrays.
   Status create_descriptor_set();

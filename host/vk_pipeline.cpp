@@ -2,6 +2,11 @@
 
 #include "vk_debug.h"
 
+#include <algorithm>
+#include <cassert>
+#include <cstdio>
+#include <string>
+
 namespace tprop {
 
 namespace {
@@ -43,59 +48,131 @@ const uint32_t kPropagateNarrowDescSpirv[] =
 const uint32_t kScatterDescSpirv[] =
 #include "scatter_desc.spv.inc"
     ;
+const uint32_t kPropagateChainSpirv[] =
+#include "propagate_chain.spv.inc"
+    ;
+const uint32_t kPropagateChainDescSpirv[] =
+#include "propagate_chain_desc.spv.inc"
+    ;
 
-Result<VkPipeline> make_pipeline(const ContextState& s, VkPipelineLayout layout,
-                                 const uint32_t* code, size_t bytes, const char* name) {
-  VkShaderModuleCreateInfo smci{};
-  smci.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-  smci.codeSize = bytes;
-  smci.pCode = code;
-  VkShaderModule module = VK_NULL_HANDLE;
-  VkResult r = s.vk.vkCreateShaderModule(s.device, &smci, nullptr, &module);
-  if (r != VK_SUCCESS) return Error{std::string("creating shader module ") + name + " failed: " + describe(r)};
+struct PassSource {
+  const uint32_t* code;
+  size_t bytes;
+  const char* name;
+};
+#define TPROP_SPIRV(array, name) PassSource{array, sizeof(array), name}
+constexpr PassSource kNone{nullptr, 0, nullptr};
 
+// By Pass, then Addressing (DeviceAddress, Descriptors).
+const PassSource kSources[kPassCount][2] = {
+    {TPROP_SPIRV(kPropagateWideSpirv, "tprop.propagate_wide"),
+     TPROP_SPIRV(kPropagateWideDescSpirv, "tprop.propagate_wide_desc")},
+    {TPROP_SPIRV(kPropagateNarrowSpirv, "tprop.propagate_narrow"),
+     TPROP_SPIRV(kPropagateNarrowDescSpirv, "tprop.propagate_narrow_desc")},
+    {TPROP_SPIRV(kPropagateSerialSpirv, "tprop.propagate_serial"),
+     TPROP_SPIRV(kPropagateSerialDescSpirv, "tprop.propagate_serial_desc")},
+    {TPROP_SPIRV(kPropagateChainSpirv, "tprop.propagate_chain"),
+     TPROP_SPIRV(kPropagateChainDescSpirv, "tprop.propagate_chain_desc")},
+    {TPROP_SPIRV(kScatterSpirv, "tprop.scatter"), TPROP_SPIRV(kScatterDescSpirv, "tprop.scatter_desc")},
+    {TPROP_SPIRV(kJumpIndexSpirv, "tprop.jump_index"), kNone},
+    {TPROP_SPIRV(kJumpInitSpirv, "tprop.jump_init"), kNone},
+    {TPROP_SPIRV(kJumpRoundSpirv, "tprop.jump_round"), kNone},
+    {TPROP_SPIRV(kJumpWriteSpirv, "tprop.jump_write"), kNone},
+};
+#undef TPROP_SPIRV
+
+// The chain pass's workgroup must be one subgroup that can shuffle. A workgroup no larger than
+// the subgroup size is one subgroup on every implementation we know of; Vulkan leaves the
+// partition to the implementation.
+bool query_chain_support(const ContextState& s) {
+  if (!s.in.vkGetPhysicalDeviceProperties2) return false;
+  VkPhysicalDeviceSubgroupProperties sg{};
+  sg.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+  VkPhysicalDeviceProperties2 p{};
+  p.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  p.pNext = &sg;
+  s.in.vkGetPhysicalDeviceProperties2(s.physical_device, &p);
+  const VkSubgroupFeatureFlags needed = VK_SUBGROUP_FEATURE_BASIC_BIT |
+                                        VK_SUBGROUP_FEATURE_SHUFFLE_BIT |
+                                        VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
+  return sg.subgroupSize >= gpu::kNarrowGroupSize &&
+         (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
+         (sg.supportedOperations & needed) == needed;
+}
+
+std::string variant_name(const char* base, uint32_t features) {
+  char suffix[16];
+  std::snprintf(suffix, sizeof(suffix), ".f%02x", features);
+  return std::string(base) + suffix;
+}
+
+}  // namespace
+
+uint32_t ComputePipelines::relevant_features(Pass pass, uint32_t features) {
+  using namespace gpu;
+  switch (pass) {
+    case Pass::Wide:
+    case Pass::Narrow:
+    case Pass::Serial:
+    case Pass::Chain:
+      return features & kFeatureAll;
+    case Pass::JumpInit:
+      return features &
+             (kFeatureComposite | kFeatureUser | kFeatureStatic | kFeatureFinalTest | kFeatureProjective);
+    case Pass::JumpRound:
+      return features & kFeatureProjective;
+    case Pass::JumpWrite:
+      return features & (kFeatureStatic | kFeatureProjective);
+    case Pass::Scatter:
+    case Pass::JumpIndex:
+      return 0;
+  }
+  return features;
+}
+
+uint32_t ComputePipelines::key(Pass pass, Addressing a, uint32_t features) {
+  return uint32_t(pass) | uint32_t(a) << 4 | relevant_features(pass, features) << 8;
+}
+
+Status ComputePipelines::prepare(Pass pass, Addressing a, uint32_t features) {
+  const ContextState& s = *state_;
+  features = relevant_features(pass, features);
+  const uint32_t k = key(pass, a, features);
+  for (const Variant& v : variants_)
+    if (v.key == k) return ok_status();
+  const VkShaderModule module = modules_[int(pass)][int(a)];
+  assert(module && "no such build of this pass");
+  if (!module) return Error{"internal: a pass without that addressing was asked for"};
+  const VkSpecializationMapEntry entry{gpu::kSpecPassFeatures, 0, sizeof(uint32_t)};
+  VkSpecializationInfo spec{};
+  spec.mapEntryCount = 1;
+  spec.pMapEntries = &entry;
+  spec.dataSize = sizeof(uint32_t);
+  spec.pData = &features;
   VkComputePipelineCreateInfo cpci{};
   cpci.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
   cpci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   cpci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   cpci.stage.module = module;
   cpci.stage.pName = "main";
-  cpci.layout = layout;
+  cpci.stage.pSpecializationInfo = &spec;
+  cpci.layout = layout_;
   VkPipeline pipeline = VK_NULL_HANDLE;
-  r = s.vk.vkCreateComputePipelines(s.device, VK_NULL_HANDLE, 1, &cpci, nullptr, &pipeline);
-  s.vk.vkDestroyShaderModule(s.device, module, nullptr);
-  if (r != VK_SUCCESS) return Error{std::string("creating pipeline ") + name + " failed: " + describe(r)};
-  set_debug_name(s, VK_OBJECT_TYPE_PIPELINE, pipeline, name);
-  return pipeline;
-}
-
-constexpr int kPasses = 4;
-struct PassSources {
-  const uint32_t* code[kPasses];
-  size_t bytes[kPasses];
-  const char* name[kPasses];
-};
-
-Status make_passes(const ContextState& s, VkPipelineLayout layout, const PassSources& src,
-                   PassPipelines& out) {
-  VkPipeline* slots[kPasses] = {&out.propagate_wide, &out.propagate_narrow,
-                                &out.propagate_serial, &out.scatter};
-  for (int i = 0; i < kPasses; ++i) {
-    auto p = make_pipeline(s, layout, src.code[i], src.bytes[i], src.name[i]);
-    if (!p) return p.error();
-    *slots[i] = *p;
-  }
+  const std::string name = variant_name(kSources[int(pass)][int(a)].name, features);
+  VkResult r = s.vk.vkCreateComputePipelines(s.device, VK_NULL_HANDLE, 1, &cpci, nullptr, &pipeline);
+  if (r != VK_SUCCESS) return Error{"creating pipeline " + name + " failed: " + describe(r)};
+  set_debug_name(s, VK_OBJECT_TYPE_PIPELINE, pipeline, name.c_str());
+  variants_.push_back({k, pipeline});
   return ok_status();
 }
 
-void destroy_passes(const ContextState& s, PassPipelines& p) {
-  for (VkPipeline* x : {&p.propagate_wide, &p.propagate_narrow, &p.propagate_serial, &p.scatter}) {
-    if (*x) s.vk.vkDestroyPipeline(s.device, *x, nullptr);
-    *x = VK_NULL_HANDLE;
-  }
+VkPipeline ComputePipelines::get(Pass pass, Addressing a, uint32_t features) const {
+  const uint32_t k = key(pass, a, features);
+  for (const Variant& v : variants_)
+    if (v.key == k) return v.pipeline;
+  assert(false && "a pipeline variant was not prepared");
+  return VK_NULL_HANDLE;
 }
-
-}  // namespace
 
 Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
   ComputePipelines out;
@@ -130,36 +207,24 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
   if (r != VK_SUCCESS) return Error{"creating the pipeline layout failed: " + describe(r)};
   set_debug_name(s, VK_OBJECT_TYPE_PIPELINE_LAYOUT, out.layout_, "tprop.layout");
 
-  const PassSources addresses{
-      {kPropagateWideSpirv, kPropagateNarrowSpirv, kPropagateSerialSpirv, kScatterSpirv},
-      {sizeof(kPropagateWideSpirv), sizeof(kPropagateNarrowSpirv), sizeof(kPropagateSerialSpirv),
-       sizeof(kScatterSpirv)},
-      {"tprop.propagate_wide", "tprop.propagate_narrow", "tprop.propagate_serial",
-       "tprop.scatter"}};
-  const PassSources descriptors{
-      {kPropagateWideDescSpirv, kPropagateNarrowDescSpirv, kPropagateSerialDescSpirv,
-       kScatterDescSpirv},
-      {sizeof(kPropagateWideDescSpirv), sizeof(kPropagateNarrowDescSpirv),
-       sizeof(kPropagateSerialDescSpirv), sizeof(kScatterDescSpirv)},
-      {"tprop.propagate_wide_desc", "tprop.propagate_narrow_desc", "tprop.propagate_serial_desc",
-       "tprop.scatter_desc"}};
-  if (Status st = make_passes(s, out.layout_, addresses, out.addresses_); !st) return st.error();
-  if (Status st = make_passes(s, out.layout_, descriptors, out.descriptors_); !st)
-    return st.error();
-  const struct {
-    VkPipeline* out;
-    const uint32_t* code;
-    size_t bytes;
-    const char* name;
-  } jumps[] = {{&out.jump_.index, kJumpIndexSpirv, sizeof(kJumpIndexSpirv), "tprop.jump_index"},
-               {&out.jump_.init, kJumpInitSpirv, sizeof(kJumpInitSpirv), "tprop.jump_init"},
-               {&out.jump_.round, kJumpRoundSpirv, sizeof(kJumpRoundSpirv), "tprop.jump_round"},
-               {&out.jump_.write, kJumpWriteSpirv, sizeof(kJumpWriteSpirv), "tprop.jump_write"}};
-  for (const auto& j : jumps) {
-    auto p = make_pipeline(s, out.layout_, j.code, j.bytes, j.name);
-    if (!p) return p.error();
-    *j.out = *p;
-  }
+  // Every module now; pipelines as frames need them (the scatter, which every frame with changes
+  // runs and which has no variants, now).
+  for (int p = 0; p < kPassCount; ++p)
+    for (int a = 0; a < 2; ++a) {
+      const PassSource& src = kSources[p][a];
+      if (!src.code) continue;
+      VkShaderModuleCreateInfo smci{};
+      smci.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+      smci.codeSize = src.bytes;
+      smci.pCode = src.code;
+      r = s.vk.vkCreateShaderModule(s.device, &smci, nullptr, &out.modules_[p][a]);
+      if (r != VK_SUCCESS)
+        return Error{std::string("creating shader module ") + src.name + " failed: " + describe(r)};
+      set_debug_name(s, VK_OBJECT_TYPE_SHADER_MODULE, out.modules_[p][a], src.name);
+    }
+  for (Addressing a : {Addressing::DeviceAddress, Addressing::Descriptors})
+    if (Status st = out.prepare(Pass::Scatter, a, 0); !st) return st.error();
+  out.chain_supported_ = query_chain_support(s);
   return out;
 }
 
@@ -169,25 +234,25 @@ ComputePipelines& ComputePipelines::operator=(ComputePipelines&& other) noexcept
   state_ = other.state_;
   set_layout_ = other.set_layout_;
   layout_ = other.layout_;
-  addresses_ = other.addresses_;
-  descriptors_ = other.descriptors_;
-  jump_ = other.jump_;
+  std::copy(&other.modules_[0][0], &other.modules_[0][0] + kPassCount * 2, &modules_[0][0]);
+  variants_ = std::move(other.variants_);
+  chain_supported_ = other.chain_supported_;
   other.set_layout_ = VK_NULL_HANDLE;
   other.layout_ = VK_NULL_HANDLE;
-  other.addresses_ = PassPipelines{};
-  other.descriptors_ = PassPipelines{};
-  other.jump_ = JumpPipelines{};
+  for (auto& m : other.modules_) m[0] = m[1] = VK_NULL_HANDLE;
+  other.variants_.clear();
   return *this;
 }
 
 void ComputePipelines::reset() {
   if (!state_) return;
-  destroy_passes(*state_, addresses_);
-  destroy_passes(*state_, descriptors_);
-  for (VkPipeline* x : {&jump_.index, &jump_.init, &jump_.round, &jump_.write}) {
-    if (*x) state_->vk.vkDestroyPipeline(state_->device, *x, nullptr);
-    *x = VK_NULL_HANDLE;
-  }
+  for (const Variant& v : variants_) state_->vk.vkDestroyPipeline(state_->device, v.pipeline, nullptr);
+  variants_.clear();
+  for (auto& m : modules_)
+    for (VkShaderModule& x : m) {
+      if (x) state_->vk.vkDestroyShaderModule(state_->device, x, nullptr);
+      x = VK_NULL_HANDLE;
+    }
   if (layout_) state_->vk.vkDestroyPipelineLayout(state_->device, layout_, nullptr);
   if (set_layout_) state_->vk.vkDestroyDescriptorSetLayout(state_->device, set_layout_, nullptr);
   layout_ = VK_NULL_HANDLE;

@@ -1,11 +1,16 @@
 // Private to host/: the compute pipelines, built from the SPIR-V that shaders/CMakeLists.txt
-// embeds, in two variants that share one pipeline layout (the ScenePush push constants plus one
-// descriptor set of kBindingCount storage buffers): the passes reaching the arrays by buffer
-// device address, and the same passes reaching them through the descriptor set.
+// embeds, all on one pipeline layout (the ScenePush push constants plus one descriptor set of
+// kBindingCount storage buffers). Each pass comes in two addressings (buffer device addresses,
+// or the descriptor set) and, for the evaluate passes, in variants specialized by the features
+// their entities need (shaders/pass_features.h): a pipeline is made the first time an update()
+// asks for it, and kept.
 #pragma once
 
 #include "vk_context_state.h"
 
+#include <vector>
+
+#include "pass_features.h"
 #include "scene_layout.h"
 
 namespace tprop {
@@ -14,20 +19,20 @@ namespace tprop {
 // one descriptor each (when each fits in one binding).
 enum class Addressing : uint8_t { DeviceAddress, Descriptors };
 
-struct PassPipelines {
-  VkPipeline propagate_wide = VK_NULL_HANDLE;
-  VkPipeline propagate_narrow = VK_NULL_HANDLE;
-  VkPipeline propagate_serial = VK_NULL_HANDLE;
-  VkPipeline scatter = VK_NULL_HANDLE;
+// The passes (shaders/propagate.comp, scatter.comp, jump.comp). Pointer jumping exists by device
+// address only.
+enum class Pass : uint8_t {
+  Wide,       // one invocation per entry of a level
+  Narrow,     // a workgroup walks a run of narrow levels, a barrier between levels
+  Serial,     // one invocation walks a run of narrow levels
+  Chain,      // one subgroup walks a chain of one-entity levels, 8 at a time
+  Scatter,    // a frame's changed entities to their slots
+  JumpIndex,  // pointer jumping: index, init, one round, write
+  JumpInit,
+  JumpRound,
+  JumpWrite,
 };
-
-// Pointer jumping over a deep run of narrow levels (shaders/jump.comp), by device address only.
-struct JumpPipelines {
-  VkPipeline index = VK_NULL_HANDLE;
-  VkPipeline init = VK_NULL_HANDLE;
-  VkPipeline round = VK_NULL_HANDLE;
-  VkPipeline write = VK_NULL_HANDLE;
-};
+inline constexpr int kPassCount = 9;
 
 class ComputePipelines {
  public:
@@ -43,21 +48,36 @@ class ComputePipelines {
 
   VkPipelineLayout layout() const { return layout_; }
   VkDescriptorSetLayout set_layout() const { return set_layout_; }
-  PassPipelines passes(Addressing a) const {
-    return a == Addressing::Descriptors ? descriptors_ : addresses_;
-  }
 
-  const JumpPipelines& jump() const { return jump_; }
+  // The bits of `features` that `pass` is specialized on (the others would make equal
+  // pipelines): what prepare() and get() key on.
+  static uint32_t relevant_features(Pass pass, uint32_t features);
+  // Makes the variant unless it exists (errors: the driver's).
+  Status prepare(Pass pass, Addressing a, uint32_t features);
+  // A variant prepare() made; VK_NULL_HANDLE otherwise (a programming error).
+  VkPipeline get(Pass pass, Addressing a, uint32_t features) const;
+  size_t variant_count() const { return variants_.size(); }
+
+  // Whether Pass::Chain can run here: its workgroup of kNarrowGroupSize invocations must be one
+  // subgroup with basic, shuffle and relative shuffle operations in compute shaders.
+  bool chain_supported() const { return chain_supported_; }
 
   void push(VkCommandBuffer cmd, const gpu::ScenePush& push) const;
 
  private:
+  struct Variant {
+    uint32_t key;
+    VkPipeline pipeline;
+  };
+  static uint32_t key(Pass pass, Addressing a, uint32_t features);
+
   const ContextState* state_ = nullptr;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
-  PassPipelines addresses_;
-  PassPipelines descriptors_;
-  JumpPipelines jump_;
+  // By pass and addressing; VK_NULL_HANDLE where a pass has no such build.
+  VkShaderModule modules_[kPassCount][2] = {};
+  std::vector<Variant> variants_;
+  bool chain_supported_ = false;
 };
 
 }  // namespace tprop

@@ -37,9 +37,26 @@ const uint kNoAncestor = 0x7fffffffu;
 uint frame_number() { return pc.frame & ~kDirtyBit; }
 bool skipping() { return (pc.frame & kDirtyBit) != 0u; }
 
-// Scratch: matrices[2][M], ancestors[2][M], slots[M].
-Mat4Array matrices(uint which) {
-  return Mat4Array(pc.deltas + uint64(which) * uint64(pc.count) * 64ul);
+// Scratch: matrices[2][M] (64 bytes each), ancestors[2][M], slots[M]. Without
+// kFeatureProjective every matrix is affine and a matrix is kept as its top 3 rows, 48 bytes
+// instead of 64, in the same place (fewer bytes moved per round; the layout does not change).
+Vec4Array matrices(uint which) {
+  return Vec4Array(pc.deltas + uint64(which) * uint64(pc.count) * 64ul);
+}
+void store_matrix(uint which, uint i, mat4 m) {
+  Vec4Array a = matrices(which);
+  if (kProjective) {
+    for (uint c = 0u; c < 4u; ++c) a.v[4u * i + c] = m[c];
+  } else {
+    for (uint r = 0u; r < 3u; ++r) a.v[3u * i + r] = vec4(m[0][r], m[1][r], m[2][r], m[3][r]);
+  }
+}
+mat4 load_matrix(uint which, uint i) {
+  Vec4Array a = matrices(which);
+  if (kProjective) return mat4(a.v[4u * i], a.v[4u * i + 1u], a.v[4u * i + 2u], a.v[4u * i + 3u]);
+  vec4 r0 = a.v[3u * i], r1 = a.v[3u * i + 1u], r2 = a.v[3u * i + 2u];
+  return mat4(vec4(r0.x, r1.x, r2.x, 0.0), vec4(r0.y, r1.y, r2.y, 0.0),
+              vec4(r0.z, r1.z, r2.z, 0.0), vec4(r0.w, r1.w, r2.w, 1.0));
 }
 UintArray ancestors(uint which) {
   return UintArray(pc.deltas + uint64(pc.count) * 128ul + uint64(which) * uint64(pc.count) * 4ul);
@@ -73,32 +90,32 @@ void main() {
   uint word = slots().v[i];
   uint slot = word & ~kDirtyBit;
   bool dirty = (word & kDirtyBit) != 0u;
-  uint f = FLAGS[slot];
+  uint f = kReadsFlags ? FLAGS[slot] : 0u;
   mat4 m = own_matrix(slot, f);
   uint ancestor = kNoAncestor;
-  if ((f & kFlagWorldFinal) == 0u) {
+  if (!kFinalTest || (f & kFlagWorldFinal) == 0u) {
     uint parent = PARENT[slot];
     uint mark = DIRTY[parent];
     if ((mark & kRunMark) != 0u) {
       ancestor = mark & ~kRunMark;
     } else {
-      m = WORLD[parent] * m;  // the parent is before the run: final
+      m = parent_times(parent, m);  // the parent is before the run: final
       dirty = dirty || mark == frame_number();
     }
   }
-  matrices(0u).v[i] = m;
+  store_matrix(0u, i, m);
   ancestors(0u).v[i] = ancestor | (dirty ? kDirtyBit : 0u);
 #elif defined(TPROP_JUMP_ROUND)
   uint from = pc.aux, to = 1u - pc.aux;
   uint word = ancestors(from).v[i];
   uint ancestor = word & ~kDirtyBit;
-  mat4 m = matrices(from).v[i];
+  mat4 m = load_matrix(from, i);
   if (ancestor != kNoAncestor) {
     uint above = ancestors(from).v[ancestor];
-    m = matrices(from).v[ancestor] * m;
+    m = product(load_matrix(from, ancestor), m);
     word = (above & ~kDirtyBit) | ((word | above) & kDirtyBit);
   }
-  matrices(to).v[i] = m;
+  store_matrix(to, i, m);
   ancestors(to).v[i] = word;
 #elif defined(TPROP_JUMP_WRITE)
   uint slot = slots().v[i] & ~kDirtyBit;
@@ -106,9 +123,9 @@ void main() {
     DIRTY[slot] = 0u;  // clean: its LocalToWorld stands; any mark but this frame's will do
     return;
   }
-  mat4 m = matrices(pc.aux).v[i];
+  mat4 m = load_matrix(pc.aux, i);
   WORLD[slot] = m;
-  if ((FLAGS[slot] & kFlagStoreFrozen) != 0u) FROZEN[STATIC_INDEX[slot]] = m;
+  if (kStatic && (FLAGS[slot] & kFlagStoreFrozen) != 0u) FROZEN[STATIC_INDEX[slot]] = m;
   DIRTY[slot] = frame_number();
 #endif
 }

@@ -1,0 +1,193 @@
+// Which pipeline variant each evaluate dispatch runs (shaders/pass_features.h). The features a
+// scene's entities need are counted as entities are packed (every live slot is packed once by a
+// full upload, then again whenever it changes), so the counts are exact for the frame about to
+// be recorded and a variant never lacks a rule that an entity it evaluates needs.
+#include "propagator_state.h"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <span>
+
+namespace tprop {
+
+using namespace propagator_detail;
+
+namespace {
+
+bool affine(const float4x4& m) {
+  return m[0][3] == 0.0f && m[1][3] == 0.0f && m[2][3] == 0.0f && m[3][3] == 1.0f;
+}
+
+// What one entity needs, from its packed flags (hierarchy/gpu_pack.cpp decides them) and its
+// rare record (nullptr when it has none).
+uint32_t entity_features(const PackedEntity& e, bool attached, const gpu::RareRecord* rare) {
+  using namespace gpu;
+  const uint32_t f = e.flags;
+  uint32_t out = 0;
+  if (f == 0) return 0;  // a dead slot is never evaluated
+  constexpr uint32_t kProductPath =
+      kFlagCompositeRotation | kFlagCompositeScale | kFlagParentScaleInverse;
+  if (f & kProductPath) out |= kFeatureComposite;
+  // A user-written matrix, or an identity that the closed form would not give: an override or a
+  // LocalToParent entity that still carries components (local_matrix.glsl reads them whatever
+  // the flags say, relying on absent ones being packed as identity values).
+  constexpr uint32_t kComponents = kFlagTranslation | kFlagRotation | kFlagScale | kProductPath;
+  if ((f & (kFlagUserWorld | kFlagUserLocal)) && (rare || (f & kComponents))) out |= kFeatureUser;
+  if (f & (kFlagReadFrozen | kFlagStoreFrozen)) out |= kFeatureStatic;
+  if (attached && (f & kFlagWorldFinal)) out |= kFeatureFinalTest;
+  // Any matrix of the record, used or not: a cheap over-approximation.
+  if (rare && !(affine(rare->composite_rotation) && affine(rare->composite_scale) &&
+                affine(rare->inverse_composite_scale) && affine(rare->user_parent_scale_inverse) &&
+                affine(rare->user_local_to_parent) && affine(rare->user_local_to_world)))
+    out |= kFeatureProjective;
+  return out;
+}
+
+}  // namespace
+
+void Propagator::Impl::reset_features() {
+  features_of_slot.assign(slots, 0);
+  std::fill(std::begin(feature_entities), std::end(feature_entities), 0u);
+}
+
+void Propagator::Impl::note_features(uint32_t slot, const PackedEntity& e, bool attached,
+                                     const gpu::RareRecord* record) {
+  if (slot >= features_of_slot.size()) features_of_slot.resize(slot + 1, 0);
+  const uint32_t before = features_of_slot[slot];
+  const uint32_t after = entity_features(e, attached, record);
+  static_assert(gpu::kFeatureAll < (1u << kFeatureBits));
+  for (uint32_t b = 0; b < kFeatureBits; ++b) {
+    const uint32_t bit = 1u << b;
+    if (before & bit) {
+      assert(feature_entities[b] > 0 && "feature counts follow the slots");
+      --feature_entities[b];
+    }
+    if (after & bit) ++feature_entities[b];
+  }
+  features_of_slot[slot] = static_cast<uint8_t>(after);
+}
+
+uint32_t Propagator::Impl::scene_features() const {
+  uint32_t f = 0;
+  for (uint32_t b = 0; b < kFeatureBits; ++b)
+    if (feature_entities[b]) f |= 1u << b;
+  // A frozen value keeps what its first frame computed, perhaps under a non-affine matrix that
+  // is gone since: a Static read back then counts as one.
+  if (frozen_projective && feature_entities[std::countr_zero(gpu::kFeatureStatic)])
+    f |= gpu::kFeatureProjective;
+  if (skip_unchanged) f |= gpu::kFeatureSkip;
+  return f;
+}
+
+void Propagator::Impl::trim_chains() {
+  if (!skip_unchanged) return;
+  std::vector<size_t> chains;  // indices into steps, by level (plan_steps emits level order)
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].kind == Step::Chain) chains.push_back(i);
+  if (chains.empty()) return;
+  // The chain holding level l, or chains.size().
+  auto chain_at = [&](uint32_t l) {
+    size_t lo = 0, hi = chains.size();
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      const Step& c = steps[chains[mid]];
+      if (l < c.level) hi = mid;
+      else if (l >= c.level + c.count) lo = mid + 1;
+      else return mid;
+    }
+    return chains.size();
+  };
+  // The entities the scatter marks this frame (the GPU's dirty[] == frame before the passes).
+  if (++packed_stamp_now == 0) {
+    std::fill(packed_stamp.begin(), packed_stamp.end(), 0u);
+    packed_stamp_now = 1;
+  }
+  packed_stamp.resize(std::max<size_t>(packed_stamp.size(), slots), 0u);
+  std::vector<uint32_t> first(chains.size(), UINT32_MAX);  // each chain's first changed level
+  const auto* delta = static_cast<const gpu::EntityDelta*>(deltas.staging.mapped());
+  for (uint32_t k = 0; k < delta_count; ++k) {
+    const uint32_t slot = delta[k].slot;
+    packed_stamp[slot] = packed_stamp_now;
+    const uint32_t l = order.level_of(slot);
+    if (l == LevelOrder::kNone) continue;
+    if (const size_t c = chain_at(l); c < chains.size()) first[c] = std::min(first[c], l);
+  }
+  // A chain whose parent above changed (it, or anything above it) changes whole. The walk up
+  // stops at the last chain above, which every path from below passes through (its levels hold
+  // one entity), so all the walks together cost O(levels).
+  const std::span<const uint32_t> entries = order.entries();
+  for (size_t c = 0; c < chains.size(); ++c) {
+    const Step& chain = steps[chains[c]];
+    const uint32_t top = entries[order.levels()[chain.level].begin];
+    for (uint32_t x = order.parent_of(top); x != LevelOrder::kNone; x = order.parent_of(x)) {
+      if (packed_stamp[x] == packed_stamp_now) {
+        first[c] = chain.level;
+        break;
+      }
+      const uint32_t l = order.level_of(x);
+      if (const size_t above = chain_at(l); above < c) {
+        if (first[above] <= l) first[c] = chain.level;
+        break;
+      }
+    }
+  }
+  // Start each chain at its first change; drop those without one.
+  size_t kept = 0, c = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Step step = steps[i];
+    if (step.kind == Step::Chain) {
+      const uint32_t from = first[c++];
+      if (from == UINT32_MAX) continue;
+      step.count -= from - step.level;
+      step.first = step.level = from;
+    }
+    steps[kept++] = step;
+  }
+  steps.resize(kept);
+}
+
+Status Propagator::Impl::prepare_passes() {
+  trim_chains();
+  const uint32_t scene = scene_features();
+  // The Statics this frame computes freeze what it computes.
+  if ((scene & gpu::kFeatureProjective) && !pending_statics.empty()) frozen_projective = true;
+  stats.pass_features = 0;
+  stats.chain_steps = 0;
+  for (Step& step : steps) {
+    uint32_t f = gpu::kFeatureAll;
+    if (options.specialize) {
+      f = scene;
+      const uint32_t step_levels = step.kind == Step::Wide ? 1 : step.count;
+      const bool root = step.level == 0;
+      const bool deeper = step.level + step_levels > 1;
+      if (deeper) f |= gpu::kFeatureParents;
+      // Roots keep their own matrix: a dispatch holding them and deeper levels tests the flag
+      // (the chain pass starts a chain at a root from the identity instead). Roots alone
+      // multiply nothing.
+      if (root && deeper && step.kind != Step::Chain) f |= gpu::kFeatureFinalTest;
+      if (!deeper) f &= ~gpu::kFeatureFinalTest;
+    }
+    step.features = f;
+    stats.pass_features |= f;
+    if (step.kind == Step::Chain) ++stats.chain_steps;
+    auto prepare = [&](Pass p, Addressing a) { return pipes.prepare(p, a, f); };
+    Status st = ok_status();
+    switch (step.kind) {
+      case Step::Wide: st = prepare(Pass::Wide, addressing); break;
+      case Step::Narrow:
+        st = prepare(narrow_walk() == NarrowWalk::SingleInvocation ? Pass::Serial : Pass::Narrow,
+                     addressing);
+        break;
+      case Step::Chain: st = prepare(Pass::Chain, addressing); break;
+      case Step::Jump:
+        for (Pass p : {Pass::JumpIndex, Pass::JumpInit, Pass::JumpRound, Pass::JumpWrite})
+          if (st = prepare(p, Addressing::DeviceAddress); !st) break;
+        break;
+    }
+    if (!st) return st;
+  }
+  return ok_status();
+}
+
+}  // namespace tprop
