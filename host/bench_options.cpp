@@ -10,7 +10,8 @@ namespace tprop::bench {
 
 const char* const kUsage =
     "usage: tprop_bench [--sizes LIST] [--scenes LIST] [--seed N] [--validate] [--json]\n"
-    "                   [--device NAME|INDEX] [--narrow-walk WALK] [SPEC...]\n"
+    "                   [--device NAME|INDEX] [--narrow-walk WALK] [--general-shaders]\n"
+    "                   [--no-subgroup-chains] [SPEC...]\n"
     "       tprop_bench --help\n"
     "\n"
     "The scoreboard of tprop's GPU path. For every scene it runs a full first frame, a frame\n"
@@ -36,6 +37,10 @@ const char* const kUsage =
     "                  the first discrete GPU, then integrated, virtual, CPU)\n"
     "  --narrow-walk W how runs of narrow levels are evaluated: auto (default), workgroup,\n"
     "                  single (one invocation) or jump (pointer jumping; PropagatorOptions)\n"
+    "  --general-shaders  every pass with every rule compiled in, not specialized to what the\n"
+    "                  scene holds (PropagatorOptions::specialize = false), for comparison\n"
+    "  --no-subgroup-chains  the single-invocation walk takes chains too\n"
+    "                  (PropagatorOptions::subgroup_chains = false), for comparison\n"
     "\n"
     "Exit status: 0 ok, 1 a bad spec, no device, a runtime failure or a --validate mismatch,\n"
     "2 usage error.\n";
@@ -131,6 +136,10 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       else if (*v == "single") o.propagator.narrow_walk = NarrowWalk::SingleInvocation;
       else if (*v == "jump") o.propagator.narrow_walk = NarrowWalk::Jump;
       else return Error{"--narrow-walk: '" + *v + "' is not auto, workgroup, single or jump"};
+    } else if (a == "--general-shaders") {
+      o.propagator.specialize = false;
+    } else if (a == "--no-subgroup-chains") {
+      o.propagator.subgroup_chains = false;
     } else if (a.starts_with("-")) {
       return Error{"unknown option '" + a + "'"};
     } else {
