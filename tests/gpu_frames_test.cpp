@@ -2,7 +2,8 @@
 // made and broken, unknown parents, Static and override toggles), the GPU against the CPU
 // reference after every frame, under each way the Propagator can evaluate a frame: a work list
 // of the changed subtrees, the whole order skipping the unchanged on the GPU, and the default
-// choice between them, by descriptors and by device addresses.
+// choice between them, by descriptors and by device addresses, each narrow walk, and the general
+// shader beside the specialized ones.
 #include "gpu_test_support.h"
 
 namespace tprop::test {
@@ -122,7 +123,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Strategy{"DeviceAddresses", {.prefer_descriptors = false}},
                       Strategy{"WorkgroupNarrowWalk", {.narrow_walk = NarrowWalk::Workgroup}},
                       Strategy{"SingleInvocationNarrowWalk",
-                               {.narrow_walk = NarrowWalk::SingleInvocation}}),
+                               {.narrow_walk = NarrowWalk::SingleInvocation}},
+                      Strategy{"SingleInvocationWithoutSubgroupChains",
+                               {.narrow_walk = NarrowWalk::SingleInvocation,
+                                .subgroup_chains = false}},
+                      Strategy{"GeneralShaders", {.specialize = false}}),
     [](const ::testing::TestParamInfo<Strategy>& param) { return param.param.name; });
 
 }  // namespace

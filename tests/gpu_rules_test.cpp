@@ -247,7 +247,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(AddressingCase{"Descriptors", {}},
                       AddressingCase{"DeviceAddresses", {.prefer_descriptors = false}},
                       AddressingCase{"WholeOrderSkippingTheUnchanged", {.work_list_max = 0}},
-                      AddressingCase{"WorkListWheneverPossible", {.work_list_max = UINT32_MAX}}),
+                      AddressingCase{"WorkListWheneverPossible", {.work_list_max = UINT32_MAX}},
+                      AddressingCase{"GeneralShaders", {.specialize = false}}),
     [](const ::testing::TestParamInfo<AddressingCase>& param) { return param.param.name; });
 
 TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {

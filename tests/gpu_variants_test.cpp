@@ -1,0 +1,324 @@
+// The evaluate passes are specialized to the rules a scene's entities use (shaders/
+// pass_features.h), and chains are walked by one subgroup (PropagatorOptions::subgroup_chains):
+// each variant must be the one a scene selects, must still match the CPU reference, and must be
+// left as soon as an entity needs a rule it lacks.
+#include "gpu_test_support.h"
+
+#include <functional>
+#include <string>
+
+#include "../shaders/pass_features.h"
+
+namespace tprop::test {
+namespace {
+
+class GpuVariants : public GpuTest {};
+
+using namespace gpu;  // kFeature*
+
+// The rule bits of pass_features.h, without those that say what a dispatch holds.
+constexpr uint32_t kRuleBits =
+    kFeatureComposite | kFeatureUser | kFeatureStatic | kFeatureProjective;
+
+// A matrix with a last row other than (0, 0, 0, 1), kept near the identity so that products
+// through the hierarchy stay well scaled.
+float4x4 projective(ValueSource& v) {
+  float4x4 m = v.affine();
+  m[0][3] = v.uniform(-0.05f, 0.05f);
+  m[1][3] = v.uniform(-0.05f, 0.05f);
+  m[2][3] = v.uniform(-0.05f, 0.05f);
+  m[3][3] = v.uniform(0.9f, 1.1f);
+  return m;
+}
+
+// Four wide levels (more than kNarrowLevelMax entities each) of plain T * R * S entities: every
+// level is a dispatch of its own, level 0 of roots only.
+void build_plain_forest(EntityStore& store, ValueSource& v) {
+  EntityId next = 0;
+  std::vector<EntityId> previous;
+  for (uint32_t width : {100u, 300u, 900u, 900u}) {
+    std::vector<EntityId> level;
+    for (uint32_t k = 0; k < width; ++k) {
+      const EntityId e = next++;
+      store.create(e);
+      add_features(store, e, kTranslation | kRotation | kScale, v);
+      if (!previous.empty()) store.set_parent(e, previous[k % previous.size()]);
+      level.push_back(e);
+    }
+    previous = std::move(level);
+  }
+}
+
+// Entities of the plain forest at level 1 and 3 (ids 100.. and 1300..).
+constexpr EntityId kLevel1 = 100, kLevel3 = 1300;
+
+TEST_F(GpuVariants, APlainSceneRunsWithoutAnyRulePath) {
+  EntityStore store;
+  ValueSource v(1);
+  build_plain_forest(store, v);
+  Propagator gpu = make_propagator(ctx());
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "plain"), 1.0);
+  // Roots alone (level 0) and attached entities that all multiply: no flag is even read.
+  EXPECT_EQ(gpu.last_frame().pass_features, kFeatureParents);
+  for (EntityId e = 0; e < 2200; e += 7) store.set_translation(e, v.vec(5));
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "plain, scattered values"), 1.0);
+  EXPECT_EQ(gpu.last_frame().pass_features & kRuleBits, 0u);
+}
+
+TEST_F(GpuVariants, EachRuleAnEntityNeedsSelectsTheVariantWithIt) {
+  struct Case {
+    const char* name;
+    std::function<void(EntityStore&, ValueSource&)> add;
+    uint32_t expected;  // of kRuleBits | kFeatureFinalTest
+  };
+  const Case cases[] = {
+      {"composite rotation with pivots",
+       [](EntityStore& s, ValueSource& v) {
+         add_features(s, kLevel3 + 5, kCompositeRotation | kRotationPivots | kPostRotation, v);
+       },
+       kFeatureComposite},
+      {"parent scale inverse",
+       [](EntityStore& s, ValueSource& v) { add_features(s, kLevel3 + 9, kParentScaleInverse, v); },
+       kFeatureComposite},
+      {"user local to parent on an entity without components",
+       [](EntityStore& s, ValueSource& v) {
+         const EntityId e = 5000;
+         s.create(e);
+         s.set_parent(e, kLevel1 + 3);
+         s.set_matrix(e, MatrixComponent::LocalToParent, v.affine());
+       },
+       kFeatureUser},
+      {"an entity with nothing but a parent (identity, no rule needed)",
+       [](EntityStore& s, ValueSource&) {
+         s.create(5000);
+         s.set_parent(5000, kLevel1 + 3);
+       },
+       0},
+      {"override below a parent",
+       [](EntityStore& s, ValueSource& v) { add_features(s, kLevel3 + 2, kOverride, v); },
+       kFeatureUser | kFeatureFinalTest},
+      {"override with a user LocalToWorld at a root",
+       [](EntityStore& s, ValueSource& v) { add_features(s, 7, kOverride | kLocalToWorld, v); },
+       kFeatureUser},
+      {"static",
+       [](EntityStore& s, ValueSource& v) { add_features(s, kLevel1 + 8, kStatic, v); },
+       kFeatureStatic | kFeatureFinalTest},
+      {"non-affine user matrix",
+       [](EntityStore& s, ValueSource& v) {
+         // Without a Rotation the user-written CompositeRotation is kept (NOTES.md).
+         s.remove(kLevel1 + 4, Component::Rotation);
+         s.set_matrix(kLevel1 + 4, MatrixComponent::CompositeRotation, projective(v));
+       },
+       kFeatureComposite | kFeatureProjective},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EntityStore store;
+    ValueSource v(2);
+    build_plain_forest(store, v);
+    c.add(store, v);
+    Propagator gpu = make_propagator(ctx(), {.work_list_max = 0});
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+    uint32_t got = gpu.last_frame().pass_features & (kRuleBits | kFeatureFinalTest);
+    // A Static's first frame stores it (Static) and from the next it is read frozen and final.
+    if (c.expected & kFeatureStatic) got |= kFeatureFinalTest;
+    EXPECT_EQ(got, c.expected);
+    for (EntityId e = 0; e < 2200; e += 5) store.set_translation(e, v.vec(5));
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "values, the whole order"), 1.0);
+    EXPECT_EQ(gpu.last_frame().pass_features & (kRuleBits | kFeatureFinalTest), c.expected);
+    EXPECT_TRUE(gpu.last_frame().pass_features & kFeatureSkip);
+  }
+}
+
+// A scene gains a rule mid-run (a rare component, a Static, an override, a non-affine matrix),
+// on an entity that a work-list frame evaluates, then loses it: each frame runs the variant
+// its entities need, and matches the reference.
+TEST_F(GpuVariants, AFrameWhoseSceneGainsARuleSwitchesVariant) {
+  for (PropagatorOptions options :
+       {PropagatorOptions{}, PropagatorOptions{.work_list_max = 0},
+        PropagatorOptions{.prefer_descriptors = false}}) {
+    EntityStore store;
+    ValueSource v(3);
+    build_plain_forest(store, v);
+    Propagator gpu = make_propagator(ctx(), options);
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "plain"), 1.0);
+    EXPECT_EQ(gpu.last_frame().pass_features & kRuleBits, 0u);
+
+    const EntityId e = kLevel1 + 11;  // with children at levels 2 and 3
+    store.set_matrix(e, MatrixComponent::CompositeScale, v.affine());
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "gains a composite scale"), 1.0);
+    EXPECT_EQ(gpu.last_frame().pass_features & kRuleBits, kFeatureComposite);
+    store.set_translation(kLevel3 + 1, v.vec(5));  // elsewhere: the scene still holds it
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "a value elsewhere"), 1.0);
+    EXPECT_EQ(gpu.last_frame().pass_features & kRuleBits, kFeatureComposite);
+    store.remove(e, Component::CompositeScale);
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "loses it"), 1.0);
+    EXPECT_EQ(gpu.last_frame().pass_features & kRuleBits, 0u);
+
+    store.set_matrix(e, MatrixComponent::ParentScaleInverse, projective(v));
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "gains a non-affine PSI"), 1.0);
+    EXPECT_EQ(gpu.last_frame().pass_features & kRuleBits, kFeatureComposite | kFeatureProjective);
+    store.remove(e, Component::ParentScaleInverse);
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "loses it"), 1.0);
+    EXPECT_EQ(gpu.last_frame().pass_features & kRuleBits, 0u);
+
+    store.add(e, Component::WriteGroupOverride);
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "gains an override"), 1.0);
+    EXPECT_TRUE(gpu.last_frame().pass_features & kFeatureUser);
+    EXPECT_TRUE(gpu.last_frame().pass_features & kFeatureFinalTest);
+    store.remove(e, Component::WriteGroupOverride);
+    store.add(kLevel3 + 4, Component::Static);
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "loses it, a Static appears"), 1.0);
+    EXPECT_EQ(gpu.last_frame().pass_features & kRuleBits, kFeatureStatic);
+    store.set_translation(kLevel3 + 4, v.vec(5));  // frozen: must not move
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "the Static is read frozen"), 1.0);
+    EXPECT_EQ(gpu.last_frame().pass_features & kRuleBits, kFeatureStatic);
+    store.destroy(kLevel3 + 4);
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "the Static is gone"), 1.0);
+    EXPECT_EQ(gpu.last_frame().pass_features & kRuleBits, 0u);
+  }
+}
+
+// A Static frozen under a non-affine parent keeps a non-affine LocalToWorld after the parent's
+// matrix is gone: its children must still be read with their fourth row.
+TEST_F(GpuVariants, AStaticFrozenUnderANonAffineMatrixKeepsItsFourthRow) {
+  EntityStore store;
+  ValueSource v(4);
+  build_plain_forest(store, v);
+  const EntityId parent = kLevel1 + 2, frozen = 400 + 2;  // 402 is at level 2, below 102
+  ASSERT_EQ(store.parent(frozen), std::optional<EntityId>(parent));
+  store.remove(parent, Component::Rotation);  // so that the user-written matrix is kept
+  store.set_matrix(parent, MatrixComponent::CompositeRotation, projective(v));
+  store.add(frozen, Component::Static);
+  Propagator gpu = make_propagator(ctx());
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "frozen under a non-affine parent"), 1.0);
+  store.remove(parent, Component::CompositeRotation);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "the parent is affine again"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().pass_features & kFeatureProjective);
+  for (EntityId e = kLevel3; e < kLevel3 + 900; e += 3) store.set_translation(e, v.vec(5));
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "its children move"), 1.0);
+}
+
+// The general shader (every rule compiled in) and the specialized ones agree with the reference
+// on the same frames of every component mix.
+TEST_F(GpuVariants, GeneralAndSpecializedShadersMatchTheReference) {
+  for (bool specialize : {false, true}) {
+    SCOPED_TRACE(specialize ? "specialized" : "general");
+    EntityStore store;
+    ValueSource v(5);
+    build_random_scene(store, 20000, 64, v);
+    for (EntityId e = 0; e < 20000; e += 97) store.set_matrix(e, MatrixComponent::LocalToParent, projective(v));
+    Propagator gpu = make_propagator(ctx(), {.specialize = specialize});
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+    if (!specialize) {
+      EXPECT_EQ(gpu.last_frame().pass_features, kFeatureAll);
+    }
+    for (uint32_t k = 0; k < 2000; ++k) store.set_translation(v.below(20000), v.vec(5));
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "values"), 1.0);
+    for (uint32_t k = 0; k < 50; ++k) store.set_parent(v.below(20000), v.below(20000));
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "hierarchy"), 1.0);
+  }
+}
+
+// A chain whose links carry every component mix (composites, pivots, user matrices, overrides,
+// Statics, ParentScaleInverse, non-affine matrices), walked by the chain pass and by the single
+// invocation, over frames of values anywhere along it (work lists and whole-order frames that
+// start each chain at its first change), Statics and re-parenting.
+TEST_F(GpuVariants, ChainsOfEveryComponentMixMatchTheReferenceOverFrames) {
+  for (bool chains : {true, false}) {
+    for (uint32_t work_list_max : {4096u, 0u}) {
+      SCOPED_TRACE(std::string(chains ? "subgroup chains" : "single invocation") +
+                   (work_list_max ? ", work lists" : ", whole order"));
+      EntityStore store;
+      ValueSource v(6);
+      const uint32_t n = 1500;
+      for (EntityId e = 0; e < n; ++e) {
+        store.create(e);
+        add_features(store, e, random_features(v), v);
+        if (e % 211 == 17) store.set_matrix(e, MatrixComponent::LocalToParent, projective(v));
+        if (e > 0) store.set_parent(e, e - 1);
+      }
+      Propagator gpu = make_propagator(ctx(), {.work_list_max = work_list_max,
+                                               .narrow_walk = NarrowWalk::SingleInvocation,
+                                               .subgroup_chains = chains});
+      CpuReference cpu;
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+      EXPECT_EQ(gpu.last_frame().chain_steps > 0, chains);
+      for (int frame = 0; frame < 8; ++frame) {
+        // Near the end (a short dirty tail), the middle, and once near the top.
+        const EntityId at[] = {n - 1 - v.below(10), v.below(n), frame == 5 ? 2u : n - 40};
+        for (EntityId e : at) store.set_translation(e, v.vec(5));
+        if (frame == 2) store.add(700, Component::Static);
+        if (frame == 4) store.add(900, Component::WriteGroupOverride);
+        if (frame == 6) store.set_parent(1000, 20);  // the chain splits in two below 20
+        const std::string what = "frame " + std::to_string(frame);
+        EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+      }
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, "nothing changed"), 1.0);
+      EXPECT_EQ(gpu.last_frame().dispatches, 0u);
+    }
+  }
+}
+
+// In a work list, a level may hold one entity that hangs below an unlisted one: two chains of
+// different lengths each changed at one link list one entity per level, the longer one's below
+// the shorter one's end. They are two chains, not one.
+TEST_F(GpuVariants, OneEntityLevelsUnderDifferentParentsAreNotOneChain) {
+  EntityStore store;
+  ValueSource v(7);
+  const EntityId a = 0, b = 1000;  // chain A: 40 links, chain B: 60 links
+  for (EntityId k = 0; k < 40; ++k) {
+    store.create(a + k);
+    add_features(store, a + k, kTranslation | kRotation, v);
+    if (k) store.set_parent(a + k, a + k - 1);
+  }
+  for (EntityId k = 0; k < 60; ++k) {
+    store.create(b + k);
+    add_features(store, b + k, kTranslation | kRotation, v);
+    if (k) store.set_parent(b + k, b + k - 1);
+  }
+  Propagator gpu =
+      make_propagator(ctx(), {.narrow_walk = NarrowWalk::SingleInvocation});
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+  store.set_translation(a + 5, v.vec(5));   // lists A's levels 5..39
+  store.set_translation(b + 40, v.vec(5));  // lists B's levels 40..59
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "two tails, one entity per level"), 1.0);
+  EXPECT_FALSE(gpu.last_frame().full_pass) << "a work list";
+  EXPECT_EQ(gpu.last_frame().chain_steps, 2u);
+}
+
+// A chain longer than one chain dispatch, in whole-order frames: each dispatch starts at its
+// first change, and the one after a change starts at its top.
+TEST_F(GpuVariants, AChainLongerThanADispatchStartsAtItsFirstChange) {
+  const uint32_t n = 300'000;  // more than one dispatch of 262,144 levels
+  EntityStore store;
+  store.reserve(n);
+  for (EntityId id = 0; id < n; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(1, 0, 0));
+    if (id > 0) store.set_parent(id, id - 1);
+  }
+  Propagator gpu = make_propagator(
+      ctx(), {.work_list_max = 0, .narrow_walk = NarrowWalk::SingleInvocation});
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+  EXPECT_EQ(gpu.last_frame().chain_steps, 2u);
+  store.set_translation(n - 3, float3(0, 1, 0));  // in the second dispatch only
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "a change near the end"), 1.0);
+  EXPECT_EQ(gpu.last_frame().chain_steps, 1u);
+  store.set_translation(10, float3(0, 0, 1));  // both: the second from its top
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "a change near the top"), 1.0);
+  EXPECT_EQ(gpu.last_frame().chain_steps, 2u);
+  auto world = gpu.read_back();
+  ASSERT_TRUE(world.ok());
+  EXPECT_EQ((*world)[store.slot_of(n - 1)][3], float4(float(n - 2), 1, 1, 1));
+}
+
+}  // namespace
+}  // namespace tprop::test
