@@ -19,6 +19,8 @@ namespace tprop {
 // first frame, read back from the frozen table after that.
 enum class StaticMode : uint8_t { NotStatic, Store, Frozen };
 
+// An absent Translation, Rotation or Scale keeps its identity value here: the GPU's closed form
+// T * R * S reads all three whatever the flags (shaders/local_matrix.glsl).
 struct PackedEntity {
   uint32_t flags = 0;  // gpu::kFlag*
   float4 translation{0.0f};

@@ -96,10 +96,11 @@ struct FrameStats {
 };
 
 // How runs of narrow levels (at most 64 entities each) are evaluated. Measured on lavapipe, a
-// 100,000-deep chain: SingleInvocation 106 ms, Workgroup 166 ms, Jump 533 ms (each round pays
-// llvmpipe's per-invocation cost). On an H100 the Workgroup walk measured 0.8 us a level (80 ms
-// for that chain); Jump's 17 rounds move about 20 MB each, an estimated 0.3 ms there, but no GPU
-// has measured it yet: `tprop_bench --narrow-walk` compares them.
+// 100,000-deep chain, with the specialized passes: SingleInvocation 21 ms (4.7 ms with its
+// subgroup chains), Workgroup 36 ms, Jump 390 ms (each round pays llvmpipe's per-invocation
+// cost); with the general shader 106, 166 and 533 ms. On an H100 the Workgroup walk measured
+// 0.8 us a level (80 ms for that chain); Jump's 17 rounds move about 20 MB each, an estimated
+// 0.3 ms there, but no GPU has measured it yet: `tprop_bench --narrow-walk` compares them.
 enum class NarrowWalk : uint8_t {
   Auto,             // SingleInvocation on a CPU device (VK_PHYSICAL_DEVICE_TYPE_CPU), else Jump
   Workgroup,        // 8 invocations, a workgroup barrier between levels
