@@ -93,6 +93,7 @@ struct FrameStats {
   uint32_t pass_features = 0;         // the union of the evaluate passes' specializations: the
                                       // rules they were built with (shaders/pass_features.h)
   uint32_t chain_steps = 0;           // chains of one-entity levels walked by one subgroup
+  uint32_t bundle_steps = 0;          // bundles of parallel chains, an invocation per chain
 };
 
 // How runs of narrow levels (at most 64 entities each) are evaluated. Measured on lavapipe, a
@@ -106,7 +107,10 @@ enum class NarrowWalk : uint8_t {
   Workgroup,        // 8 invocations, a workgroup barrier between levels
   // One invocation, no barrier; but chains (at least kChainMinLevels consecutive levels of one
   // entity each, each the child of the one above) are walked by one subgroup of 8 invocations,
-  // 8 levels at a time, with no barrier either (PropagatorOptions::subgroup_chains).
+  // 8 levels at a time, and bundles of k parallel chains (as many consecutive levels of k
+  // entities, the one at position p the child of the one at position p above) by k
+  // invocations, one down each chain, with no barrier either (PropagatorOptions::
+  // subgroup_chains).
   SingleInvocation,
   // Pointer jumping over runs of at least kJumpMinLevels levels: ceil(log2(levels)) + 3
   // dispatches whatever the depth, O(entities * log2(levels)) work, 140 bytes of scratch per
@@ -146,9 +150,10 @@ struct PropagatorOptions {
   // paid by every entity: see README, Performance. `false`: the general shader every time (every
   // rule compiled in), for comparison.
   bool specialize = true;
-  // With NarrowWalk::SingleInvocation, chains go to one subgroup of 8 (see there), where the
-  // device's subgroups hold at least 8 invocations and shuffle in compute shaders. `false`: the
-  // single invocation walks them too. Tests use both.
+  // With NarrowWalk::SingleInvocation, chains go to one subgroup of 8 and bundles of parallel
+  // chains to an invocation per chain (see there), where the device's subgroups hold at least 8
+  // invocations and shuffle in compute shaders. `false`: the single invocation walks them too.
+  // Tests use both.
   bool subgroup_chains = true;
 };
 

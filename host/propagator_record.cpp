@@ -214,15 +214,20 @@ void Propagator::record(VkCommandBuffer cmd) {
       ++m.stats.jump_runs;
       continue;
     }
-    const Pass pass = step.kind == Step::Narrow  ? narrow
-                      : step.kind == Step::Chain ? Pass::Chain
-                                                 : Pass::Wide;
+    const Pass pass = step.kind == Step::Narrow   ? narrow
+                      : step.kind == Step::Chain  ? Pass::Chain
+                      : step.kind == Step::Bundle ? Pass::Bundle
+                                                  : Pass::Wide;
     bind(m.pipes.get(pass, m.addressing, step.features));
     push.first = step.first;
     push.count = step.count;
     m.pipes.push(cmd, push);
-    dispatch(step.kind == Step::Wide ? (step.count + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize
-                                     : 1);
+    // Wide: an invocation per entry; bundle: one per chain; the walks: one workgroup.
+    const uint32_t groups =
+        step.kind == Step::Wide     ? (step.count + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize
+        : step.kind == Step::Bundle ? (step.entities + gpu::kNarrowGroupSize - 1) / gpu::kNarrowGroupSize
+                                    : 1;
+    dispatch(groups);
   }
   end_label(s, cmd);
   m.timer.stamp(cmd, 2);

@@ -424,8 +424,10 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
                                     uint32_t table_base, std::vector<uint32_t>& run_table) {
   steps.clear();
   const bool chains = chain_walk();
-  // The chain pass loops once per 8 levels, and llvmpipe ends loops after 65,535 iterations.
+  // The chain pass loops once per 8 levels, the bundle pass once per level, and llvmpipe ends
+  // loops after 65,535 iterations.
   constexpr uint32_t kChainLevelsPerDispatch = 8 * 32768;
+  constexpr uint32_t kBundleLevelsPerDispatch = 32768;
   const bool jumping = narrow_walk() == NarrowWalk::Jump;
   uint32_t longest_run = 0;  // entities
   uint32_t run_begin = 0, run_end = 0;  // narrow run [run_begin, run_end), empty when equal
@@ -455,22 +457,32 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
         for (; b < e; b += gpu::kNarrowLevelsPerDispatch)
           steps.push_back({Step::Narrow, b, std::min(e - b, gpu::kNarrowLevelsPerDispatch), 0, b});
       };
-      // Chains: consecutive levels of one entity each, each the child of the one above (in a
-      // work list a one-entry level's entity may hang below an unlisted one: checked, not
-      // assumed). The chain's first entity finds its parent written by an earlier dispatch.
+      // Chains and bundles: consecutive levels of k entities each (1 <= k <= kNarrowLevelMax),
+      // the one at position p the child of the one at position p above (checked, not assumed:
+      // in a work list a one-entry level's entity may hang below an unlisted one, and a level's
+      // entries are in any order). Each level is looked at a bounded number of times, each look
+      // costs k parent lookups. The first level finds its parents written by an earlier
+      // dispatch.
+      auto aligned = [&](uint32_t e) {
+        for (uint32_t p = 0; p < counts[e]; ++p)
+          if (order.parent_of(list[firsts[e] + p]) != list[firsts[e - 1] + p]) return false;
+        return true;
+      };
       uint32_t walked = run_begin;  // levels before it are planned
       for (uint32_t l = run_begin; l < run_end;) {
+        const uint32_t k = counts[l];
         uint32_t e = l;
-        while (chains && e < run_end && counts[e] == 1 &&
-               (e == l || order.parent_of(list[firsts[e]]) == list[firsts[e - 1]]))
-          ++e;
+        if (chains && k >= 1)
+          for (e = l + 1; e < run_end && counts[e] == k && aligned(e);) ++e;
         if (e - l < kChainMinLevels) {
           l = std::max(e, l + 1);
           continue;
         }
         walk(walked, l);
-        for (uint32_t b = l; b < e; b += kChainLevelsPerDispatch)
-          steps.push_back({Step::Chain, b, std::min(e - b, kChainLevelsPerDispatch), 0, b});
+        const Step::Kind kind = k == 1 ? Step::Chain : Step::Bundle;
+        const uint32_t per_dispatch = k == 1 ? kChainLevelsPerDispatch : kBundleLevelsPerDispatch;
+        for (uint32_t b = l; b < e; b += per_dispatch)
+          steps.push_back({kind, b, std::min(e - b, per_dispatch), k == 1 ? 0 : k, b});
         walked = l = e;
       }
       walk(walked, run_end);

@@ -38,11 +38,13 @@ struct Range {
 
 // One evaluation step: a wide level (one invocation per list entry), a run of narrow levels
 // walked by one workgroup (or invocation), a chain of one-entity levels walked by one subgroup,
-// or a deep run of narrow levels by pointer jumping.
+// a bundle of parallel chains walked by one invocation each, or a deep run of narrow levels by
+// pointer jumping.
 struct Step {
-  enum Kind : uint8_t { Wide, Narrow, Jump, Chain } kind;
-  uint32_t first, count;  // wide: list entries; narrow, chain: levels; jump: run table, levels
-  uint32_t entities = 0;  // jump: the run's entities
+  enum Kind : uint8_t { Wide, Narrow, Jump, Chain, Bundle } kind;
+  uint32_t first, count;  // wide: list entries; narrow, chain, bundle: levels; jump: run table,
+                          // levels
+  uint32_t entities = 0;  // jump: the run's entities; bundle: entities per level
   uint32_t level = 0;     // the first level it evaluates
   uint32_t features = gpu::kFeatureAll;  // its pipeline variant (propagator_variants.cpp)
 };
@@ -147,7 +149,7 @@ struct Propagator::Impl {
   void trim_chains();
   std::vector<uint32_t> packed_stamp;      // per slot: packed_stamp_now when packed this frame
   uint32_t packed_stamp_now = 0;
-  // Whether runs of one-entity levels go to the chain pass (plan_steps).
+  // Whether chains and bundles of parallel chains go to their passes (plan_steps).
   bool chain_walk() const {
     return options.subgroup_chains && narrow_walk() == NarrowWalk::SingleInvocation &&
            pipes.chain_supported();

@@ -154,6 +154,7 @@ Status Propagator::Impl::prepare_passes() {
   if ((scene & gpu::kFeatureProjective) && !pending_statics.empty()) frozen_projective = true;
   stats.pass_features = 0;
   stats.chain_steps = 0;
+  stats.bundle_steps = 0;
   for (Step& step : steps) {
     uint32_t f = gpu::kFeatureAll;
     if (options.specialize) {
@@ -163,14 +164,16 @@ Status Propagator::Impl::prepare_passes() {
       const bool deeper = step.level + step_levels > 1;
       if (deeper) f |= gpu::kFeatureParents;
       // Roots keep their own matrix: a dispatch holding them and deeper levels tests the flag
-      // (the chain pass starts a chain at a root from the identity instead). Roots alone
+      // (the chain and bundle passes start at a root from the identity instead). Roots alone
       // multiply nothing.
-      if (root && deeper && step.kind != Step::Chain) f |= gpu::kFeatureFinalTest;
+      if (root && deeper && step.kind != Step::Chain && step.kind != Step::Bundle)
+        f |= gpu::kFeatureFinalTest;
       if (!deeper) f &= ~gpu::kFeatureFinalTest;
     }
     step.features = f;
     stats.pass_features |= f;
     if (step.kind == Step::Chain) ++stats.chain_steps;
+    if (step.kind == Step::Bundle) ++stats.bundle_steps;
     auto prepare = [&](Pass p, Addressing a) { return pipes.prepare(p, a, f); };
     Status st = ok_status();
     switch (step.kind) {
@@ -180,6 +183,7 @@ Status Propagator::Impl::prepare_passes() {
                      addressing);
         break;
       case Step::Chain: st = prepare(Pass::Chain, addressing); break;
+      case Step::Bundle: st = prepare(Pass::Bundle, addressing); break;
       case Step::Jump:
         for (Pass p : {Pass::JumpIndex, Pass::JumpInit, Pass::JumpRound, Pass::JumpWrite})
           if (st = prepare(p, Addressing::DeviceAddress); !st) break;

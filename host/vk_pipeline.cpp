@@ -54,6 +54,12 @@ const uint32_t kPropagateChainSpirv[] =
 const uint32_t kPropagateChainDescSpirv[] =
 #include "propagate_chain_desc.spv.inc"
     ;
+const uint32_t kPropagateBundleSpirv[] =
+#include "propagate_bundle.spv.inc"
+    ;
+const uint32_t kPropagateBundleDescSpirv[] =
+#include "propagate_bundle_desc.spv.inc"
+    ;
 
 struct PassSource {
   const uint32_t* code;
@@ -73,6 +79,8 @@ const PassSource kSources[kPassCount][2] = {
      TPROP_SPIRV(kPropagateSerialDescSpirv, "tprop.propagate_serial_desc")},
     {TPROP_SPIRV(kPropagateChainSpirv, "tprop.propagate_chain"),
      TPROP_SPIRV(kPropagateChainDescSpirv, "tprop.propagate_chain_desc")},
+    {TPROP_SPIRV(kPropagateBundleSpirv, "tprop.propagate_bundle"),
+     TPROP_SPIRV(kPropagateBundleDescSpirv, "tprop.propagate_bundle_desc")},
     {TPROP_SPIRV(kScatterSpirv, "tprop.scatter"), TPROP_SPIRV(kScatterDescSpirv, "tprop.scatter_desc")},
     {TPROP_SPIRV(kJumpIndexSpirv, "tprop.jump_index"), kNone},
     {TPROP_SPIRV(kJumpInitSpirv, "tprop.jump_init"), kNone},
@@ -115,6 +123,7 @@ uint32_t ComputePipelines::relevant_features(Pass pass, uint32_t features) {
     case Pass::Narrow:
     case Pass::Serial:
     case Pass::Chain:
+    case Pass::Bundle:
       return features & kFeatureAll;
     case Pass::JumpInit:
       return features &

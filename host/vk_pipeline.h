@@ -26,13 +26,14 @@ enum class Pass : uint8_t {
   Narrow,     // a workgroup walks a run of narrow levels, a barrier between levels
   Serial,     // one invocation walks a run of narrow levels
   Chain,      // one subgroup walks a chain of one-entity levels, 8 at a time
+  Bundle,     // one invocation per chain walks a bundle of parallel chains
   Scatter,    // a frame's changed entities to their slots
   JumpIndex,  // pointer jumping: index, init, one round, write
   JumpInit,
   JumpRound,
   JumpWrite,
 };
-inline constexpr int kPassCount = 9;
+inline constexpr int kPassCount = 10;
 
 class ComputePipelines {
  public:

@@ -19,7 +19,10 @@
 //    workgroup walk stays (PropagatorOptions::narrow_walk);
 //  - TPROP_CHAIN: a chain (levels of one entity, each the child of the one above) walked by one
 //    subgroup of 8, 8 levels at a time, with the products chained across lanes by subgroup
-//    shuffles (main() says how); used beside TPROP_SERIAL.
+//    shuffles (main() says how); used beside TPROP_SERIAL;
+//  - TPROP_BUNDLE: a bundle of k parallel chains (levels of k entities, the one at position p
+//    the child of the one at position p of the level above) walked by k invocations, each down
+//    its own chain; used beside TPROP_SERIAL.
 #extension GL_GOOGLE_include_directive : require
 #include "scene_access.glsl"
 #include "local_matrix.glsl"
@@ -31,7 +34,7 @@ layout(local_size_x = 1) in;
 #extension GL_KHR_shader_subgroup_shuffle_relative : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 layout(local_size_x = TPROP_NARROW_GROUP_SIZE) in;
-#elif defined(TPROP_NARROW)
+#elif defined(TPROP_NARROW) || defined(TPROP_BUNDLE)
 layout(local_size_x = TPROP_NARROW_GROUP_SIZE) in;
 #else
 layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
@@ -135,6 +138,43 @@ void main() {
       if (skipping) DIRTY[slot] = pc.frame;
       if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN[STATIC_INDEX[slot]] = world;
     }
+  }
+#elif defined(TPROP_BUNDLE)
+  // The levels [pc.first, + pc.count) each hold k entities, the one at position p the child of
+  // the one at position p above (the host checks: propagator_staging.cpp plan_steps).
+  // Invocation p walks position p down the levels with its parent's LocalToWorld in a register:
+  // it reads only what it wrote itself, so neither a barrier nor a shared workgroup is needed
+  // (ceil(k / 8) workgroups of 8, which llvmpipe runs on all its threads). Against the single
+  // invocation, which walks the k entities of a level one after another, each memory access
+  // serves up to 8 entities.
+  uint p = gl_WorkGroupID.x * TPROP_NARROW_GROUP_SIZE + gl_LocalInvocationID.x;
+  uvec2 top = LEVELS[pc.first];
+  if (p >= top.y) return;
+  bool skipping = kSkip && pc.aux != 0u;
+  uint above = PARENT[LIST[top.x + p]];
+  // Above a root: the identity (identity * own is own).
+  mat4 carry = mat4(1.0);
+  bool carry_dirty = false;
+  if (above != kNoIndex) {
+    carry = load_world(above);  // written by an earlier dispatch
+    carry_dirty = !skipping || DIRTY[above] == pc.frame;
+  }
+  for (uint level = pc.first; level < pc.first + pc.count; ++level) {
+    uint slot = LIST[LEVELS[level].x + p];
+    // As evaluate(): recomputed when it or its parent changed this frame.
+    bool dirty = !skipping || carry_dirty || DIRTY[slot] == pc.frame;
+    if (dirty) {
+      uint f = kReadsFlags ? FLAGS[slot] : 0u;
+      mat4 m = own_matrix(slot, f);
+      if (!kFinalTest || (f & kFlagWorldFinal) == 0u) m = product(carry, m);
+      WORLD[slot] = m;
+      if (skipping) DIRTY[slot] = pc.frame;
+      if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN[STATIC_INDEX[slot]] = m;
+      carry = m;
+    } else {
+      carry = load_world(slot);  // clean: its LocalToWorld stands
+    }
+    carry_dirty = dirty;
   }
 #elif defined(TPROP_NARROW)
   for (uint level = pc.first; level < pc.first + pc.count; ++level) {

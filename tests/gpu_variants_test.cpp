@@ -1,5 +1,6 @@
 // The evaluate passes are specialized to the rules a scene's entities use (shaders/
-// pass_features.h), and chains are walked by one subgroup (PropagatorOptions::subgroup_chains):
+// pass_features.h), chains are walked by one subgroup and bundles of parallel chains by an
+// invocation per chain (PropagatorOptions::subgroup_chains):
 // each variant must be the one a scene selects, must still match the CPU reference, and must be
 // left as soon as an entity needs a rule it lacks.
 #include "gpu_test_support.h"
@@ -256,6 +257,53 @@ TEST_F(GpuVariants, ChainsOfEveryComponentMixMatchTheReferenceOverFrames) {
         if (frame == 2) store.add(700, Component::Static);
         if (frame == 4) store.add(900, Component::WriteGroupOverride);
         if (frame == 6) store.set_parent(1000, 20);  // the chain splits in two below 20
+        const std::string what = "frame " + std::to_string(frame);
+        EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+      }
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, "nothing changed"), 1.0);
+      EXPECT_EQ(gpu.last_frame().dispatches, 0u);
+    }
+  }
+}
+
+// Bundles of parallel chains (levels of k entities, the one at position p the child of the one
+// at position p above) walked by an invocation per chain: 12 chains (two workgroups) whose links
+// carry every component mix, over frames of values (work lists and whole-order frames that
+// skip the unchanged), Statics, overrides, and edits that break the bundle (a link re-parented
+// to another chain, a link destroyed), against the reference and against the single invocation.
+TEST_F(GpuVariants, BundlesOfParallelChainsMatchTheReferenceOverFrames) {
+  for (bool chains : {true, false}) {
+    for (uint32_t work_list_max : {4096u, 0u}) {
+      SCOPED_TRACE(std::string(chains ? "bundles" : "single invocation") +
+                   (work_list_max ? ", work lists" : ", whole order"));
+      EntityStore store;
+      ValueSource v(8);
+      const uint32_t k = 12, links = 200;
+      store.create(0);  // the root of every chain
+      add_features(store, 0, kTranslation | kRotation, v);
+      // Link j of chain c is entity 1 + j * k + c, so that every level lists its links in
+      // chain order (the order is built in slot order).
+      for (uint32_t j = 0; j < links; ++j)
+        for (uint32_t c = 0; c < k; ++c) {
+          const EntityId e = 1 + j * k + c;
+          store.create(e);
+          add_features(store, e, random_features(v), v);
+          if (e % 97 == 5) store.set_matrix(e, MatrixComponent::LocalToParent, projective(v));
+          store.set_parent(e, j == 0 ? 0 : e - k);
+        }
+      Propagator gpu = make_propagator(ctx(), {.work_list_max = work_list_max,
+                                               .narrow_walk = NarrowWalk::SingleInvocation,
+                                               .subgroup_chains = chains});
+      CpuReference cpu;
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+      EXPECT_EQ(gpu.last_frame().bundle_steps > 0, chains);
+      const uint32_t n = 1 + k * links;
+      for (int frame = 0; frame < 8; ++frame) {
+        for (uint32_t m = 0; m < 6; ++m) store.set_translation(1 + v.below(n - 1), v.vec(5));
+        if (frame == 2) store.add(1 + 50 * k + 3, Component::Static);
+        if (frame == 3) store.add(1 + 80 * k + 7, Component::WriteGroupOverride);
+        if (frame == 5) store.set_parent(1 + 120 * k + 2, 1 + 119 * k + 9);  // two below one
+        if (frame == 6) store.destroy(1 + 150 * k + 4);  // its child becomes a root
         const std::string what = "frame " + std::to_string(frame);
         EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
       }
