@@ -313,6 +313,43 @@ TEST_F(GpuVariants, BundlesOfParallelChainsMatchTheReferenceOverFrames) {
   }
 }
 
+// Non-affine matrices in deep runs, on every walk: pointer jumping keeps 4-row matrices in its
+// scratch then (3-row ones otherwise), the workgroup and single-invocation walks read 4-row
+// parents.
+TEST_F(GpuVariants, EveryWalkKeepsTheFourthRowOfNonAffineMatricesInDeepRuns) {
+  for (NarrowWalk walk :
+       {NarrowWalk::Workgroup, NarrowWalk::SingleInvocation, NarrowWalk::Jump}) {
+    SCOPED_TRACE(walk == NarrowWalk::Workgroup          ? "workgroup walk"
+                 : walk == NarrowWalk::SingleInvocation ? "single-invocation walk"
+                                                        : "pointer jumping");
+    EntityStore store;
+    ValueSource v(9);
+    const uint32_t n = 3000;
+    for (uint32_t i = 0; i < n; ++i) {
+      store.create(i);
+      add_features(store, i, random_features(v), v);
+      if (i % 50 == 7) {
+        store.remove(i, Component::Rotation);  // the user-written CompositeRotation is kept
+        store.set_matrix(i, MatrixComponent::CompositeRotation, projective(v));
+      }
+      if (i == 0 || v.below(100) < 2) continue;
+      store.set_parent(i, i - 1 - v.below(std::min<uint32_t>(i, 3)));
+    }
+    Propagator gpu = make_propagator(ctx(), {.narrow_walk = walk});
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+    EXPECT_TRUE(gpu.last_frame().pass_features & kFeatureProjective);
+    if (walk == NarrowWalk::Jump) {
+      EXPECT_GE(gpu.last_frame().jump_runs, 1u);
+    }
+    for (int frame = 0; frame < 3; ++frame) {
+      for (uint32_t k = 0; k < 40; ++k) store.set_translation(v.below(n), v.vec(5));
+      const std::string what = "frame " + std::to_string(frame);
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+    }
+  }
+}
+
 // In a work list, a level may hold one entity that hangs below an unlisted one: two chains of
 // different lengths each changed at one link list one entity per level, the longer one's below
 // the shorter one's end. They are two chains, not one.
