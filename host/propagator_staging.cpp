@@ -21,6 +21,10 @@ namespace {
 // across gaps is harmless, since the staging mirror holds every current byte.
 constexpr size_t kMaxRegions = 256;
 
+// Rewritten order entries in a run at least this long go up as a copy region (4 bytes an entry
+// and a region's fixed cost), shorter runs as scattered pairs (8 bytes an entry).
+constexpr uint32_t kCopyRunMin = 16;
+
 // Ranges -> sorted, disjoint ranges, the closest merged until at most `most` remain.
 std::vector<Range> coalesce(std::vector<Range> ranges, size_t most = kMaxRegions) {
   std::sort(ranges.begin(), ranges.end(),
@@ -211,38 +215,44 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
 }
 
 // The order's entries the GPU lacks: all of them after growth or a full upload, else the entries
-// LevelOrder rewrote: as copy regions while they form few runs, else as (entry, slot) pairs
-// that the scatter pass writes, so that scattered changes never cost the array between them.
+// LevelOrder rewrote: runs (relocated segments, appends to one level) as copy regions, single
+// entries (a swap-remove's, an insertion's) as (entry, slot) pairs that the scatter pass writes.
+// Nothing is sorted: a frame of thousands of moves rewrites thousands of scattered entries, and
+// sorting them cost more than all the order's other work. An entry may be listed twice, or in a
+// run and as a pair: every copy carries its final value, so the order of the writes is moot.
 Status Propagator::Impl::stage_order() {
   const std::span<const uint32_t> entries = order.entries();
   const uint32_t n = static_cast<uint32_t>(entries.size());
   dirty_order.clear();
   order_changes.clear();
-  std::vector<Range> ranges;
+  auto* staged_entries = static_cast<uint32_t*>(order_list.staging.mapped());
   if (full_upload || n > order_list.capacity || !order_list.device) {
     if (Status st = grow(order_list, std::max(n, 1u), sizeof(uint32_t), "tprop.order", false); !st)
       return st;
-    if (n) ranges.push_back({0, n});
-  } else {
-    for (const auto& [b, e] : order.rewritten()) ranges.push_back({b, std::min(e, n)});
+    staged_entries = static_cast<uint32_t*>(order_list.staging.mapped());
+    std::copy(entries.begin(), entries.end(), staged_entries);
+    if (n) dirty_order.push_back({0, n});
+    stats.order_entries_uploaded += n;
+    return ok_status();
   }
-  if (ranges.empty()) return ok_status();
-  ranges = coalesce(std::move(ranges), SIZE_MAX);  // exact: sorted and disjoint
-  auto* staged_entries = static_cast<uint32_t*>(order_list.staging.mapped());
-  if (ranges.size() <= kMaxRegions) {
-    for (const Range& r : ranges)
-      std::copy(entries.begin() + r.begin, entries.begin() + r.end, staged_entries + r.begin);
-    dirty_order = std::move(ranges);
-  } else {
-    stats.order_scattered = true;
-    for (const Range& r : ranges)
-      for (uint32_t e = r.begin; e < r.end; ++e) {
-        staged_entries[e] = entries[e];  // the mirror stays whole for later copies
-        order_changes.push_back(e);
-        order_changes.push_back(entries[e]);
-      }
+  std::vector<Range> runs;
+  for (auto [b, e] : order.rewritten()) {
+    e = std::min(e, n);
+    if (b >= e) continue;
+    std::copy(entries.begin() + b, entries.begin() + e, staged_entries + b);  // mirror stays whole
+    stats.order_entries_uploaded += e - b;
+    if (e - b >= kCopyRunMin) {
+      runs.push_back({b, e});
+      continue;
+    }
+    for (uint32_t k = b; k < e; ++k) {
+      order_changes.push_back(k);
+      order_changes.push_back(entries[k]);
+    }
   }
-  for (const Range& r : ranges) stats.order_entries_uploaded += r.end - r.begin;
+  stats.order_scattered = !order_changes.empty();
+  // Merging runs across gaps is harmless: the mirror holds every current entry.
+  dirty_order = runs.size() > kMaxRegions ? coalesce(std::move(runs)) : std::move(runs);
   return ok_status();
 }
 
