@@ -28,9 +28,9 @@ void LevelOrder::grow_slots(uint32_t slots) {
   moved_stamp_.resize(slots, 0);
 }
 
-// The marks of one apply() share Node::stamp (base + 1..5): on-path and resolved for the cycle walk,
-// then has / has-no edited ancestor for finding the tops of the edited subtrees, and placed by a
-// subtree's relevel. Edited slots are told apart by level == kNone until they are placed.
+// The marks of one apply() share Node::stamp (base + 1..6): on-path and resolved for the cycle
+// walk, placed by a subtree's relevel, pointed at by an edited slot's Parent. Edited slots are
+// told apart by level == kNone until they are placed.
 bool LevelOrder::next_stamp() {
   if (stamp_base_ > 0xfffffff0u) {
     for (Node& n : node_) n.stamp = 0;
@@ -274,7 +274,16 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   }
 
   // New cycles (each closed by an edited slot) stand at the root: detach their members too.
-  detect_cycles(alive);
+  // Only a slot that something points at can be on one: a slot with attached children, or the
+  // Parent of an edited slot (edited children are unlinked just now). A spawned leaf, the common
+  // edit, is neither, and its walk up to the root was most of a spawn frame's cycle check.
+  const uint32_t pointed_at = stamp_base_ + 6;
+  for (uint32_t s : alive)
+    if (node_[s].up != kNone) node_[node_[s].up].stamp = pointed_at;
+  std::vector<uint32_t> starts;
+  for (uint32_t s : alive)
+    if (node_[s].first_child != kNone || node_[s].stamp == pointed_at) starts.push_back(s);
+  detect_cycles(starts);
   for (size_t i = 0, n = alive.size(); i < n; ++i) {
     const uint32_t id = cycle_[alive[i]];
     if (id == kNone) continue;
@@ -289,25 +298,17 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     if (attached) link(s, node_[s].up);
   }
 
-  // The tops: edited slots with no edited ancestor. Their parent's level is settled, and
-  // relevelling each top's subtree places every edited slot exactly once.
-  const uint32_t has_edited = stamp_base_ + 3, no_edited = stamp_base_ + 4;
+  // Place every edited slot by relevelling its subtree, unless its parent is an edited slot
+  // not placed yet (whose own relevel reaches it) or an earlier relevel reached it already. A
+  // parent's level may still change afterwards, when an edited ancestor further up is placed
+  // later; that ancestor's relevel then walks through this subtree again and corrects it. So
+  // nothing walks up to the root, and each slot is placed at most twice.
   const uint32_t placed = stamp_base_ + 5;
-  std::vector<uint32_t> path;
   for (uint32_t s : alive) {
-    if (node_[s].stamp == placed) continue;  // inside a subtree relevelled already
-    path.clear();
-    bool edited_above = false;
-    for (uint32_t v = node_[s].parent; v != kNone; v = node_[v].parent) {
-      if (node_[v].stamp == has_edited || node_[v].level == kNone) {
-        edited_above = true;
-        break;
-      }
-      if (node_[v].stamp == no_edited) break;
-      path.push_back(v);
-    }
-    for (uint32_t v : path) node_[v].stamp = edited_above ? has_edited : no_edited;
-    if (!edited_above) relevel_subtree(s);
+    if (node_[s].stamp == placed) continue;
+    const uint32_t p = node_[s].parent;
+    if (p != kNone && node_[p].level == kNone) continue;
+    relevel_subtree(s);
   }
   relinked_.insert(relinked_.end(), alive.begin(), alive.end());
 }
