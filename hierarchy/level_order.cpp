@@ -133,7 +133,7 @@ void LevelOrder::relocate(uint32_t level, uint32_t capacity) {
 
 void LevelOrder::lay_out_afresh(uint32_t slack_divisor) {
   levels_.resize(level_count());  // empty levels left at the bottom by a destroyed deep chain
-  std::vector<uint32_t> old = std::move(entries_);
+  SlotVector<uint32_t> old = std::move(entries_);
   size_t total = 0;
   for (Segment& seg : levels_) total += seg.count + seg.count / slack_divisor + kMinSegment;
   entries_.assign(total, kNone);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "entity_store.h"
+#include "slot_vector.h"
 
 namespace tprop {
 
@@ -113,16 +114,16 @@ class LevelOrder {
     uint32_t stamp = 0;       // per-apply marks (see next_stamp)
   };
   static_assert(sizeof(Node) == 32, "two nodes a cache line");
-  std::vector<Node> node_;
+  SlotVector<Node> node_;
   // Per slot, colder.
-  std::vector<uint32_t> cycle_;    // the cycle the slot is a member of, or kNone
-  std::vector<uint8_t> unknown_;   // Parent names no live entity
-  std::vector<uint32_t> moved_stamp_;
+  SlotVector<uint32_t> cycle_;    // the cycle the slot is a member of, or kNone
+  SlotVector<uint8_t> unknown_;   // Parent names no live entity
+  SlotVector<uint32_t> moved_stamp_;
   uint32_t stamp_base_ = 0;
   uint32_t moved_epoch_ = 1;
 
   // The order.
-  std::vector<uint32_t> entries_;
+  SlotVector<uint32_t> entries_;
   std::vector<Segment> levels_;
   uint32_t live_ = 0;
   uint32_t abandoned_ = 0;  // entries_ space no segment owns any more

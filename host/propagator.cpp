@@ -52,8 +52,8 @@ Status Propagator::update(EntityStore& store) {
     // The previous update() was never recorded: its staged changes and its Statics' first values
     // never reached the GPU. Pack everything again, computing those Statics anew.
     for (uint32_t slot : m.pending_statics)
-      if (slot < m.static_of_slot.size() && m.static_of_slot[slot] != kNoIndex)
-        m.static_valid[m.static_of_slot[slot]] = 0;
+      if (slot < m.side.size() && m.side[slot].static_index != kNoIndex)
+        m.static_valid[m.side[slot].static_index] = 0;
     m.packed = false;
   }
   m.recorded = false;

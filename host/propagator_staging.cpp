@@ -109,13 +109,13 @@ Result<uint32_t> Propagator::Impl::allocate_rare() {
 }
 
 void Propagator::Impl::release_rare(uint32_t slot) {
-  if (rare_of_slot[slot] == kNoIndex) return;
-  rare_free.push_back(rare_of_slot[slot]);
-  rare_of_slot[slot] = kNoIndex;
+  if (side[slot].rare == kNoIndex) return;
+  rare_free.push_back(side[slot].rare);
+  side[slot].rare = kNoIndex;
 }
 
 Result<uint32_t> Propagator::Impl::static_index_for(uint32_t slot) {
-  if (static_of_slot[slot] != kNoIndex) return static_of_slot[slot];
+  if (side[slot].static_index != kNoIndex) return side[slot].static_index;
   uint32_t idx;
   if (!static_free.empty()) {
     idx = static_free.back();
@@ -139,15 +139,15 @@ Result<uint32_t> Propagator::Impl::static_index_for(uint32_t slot) {
     }
   }
   static_valid[idx] = 0;
-  static_of_slot[slot] = idx;
+  side[slot].static_index = idx;
   return idx;
 }
 
 void Propagator::Impl::release_static(uint32_t slot) {
-  if (static_of_slot[slot] == kNoIndex) return;
-  static_valid[static_of_slot[slot]] = 0;
-  static_free.push_back(static_of_slot[slot]);
-  static_of_slot[slot] = kNoIndex;
+  if (side[slot].static_index == kNoIndex) return;
+  static_valid[side[slot].static_index] = 0;
+  static_free.push_back(side[slot].static_index);
+  side[slot].static_index = kNoIndex;
 }
 
 Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::EntityDelta* delta) {
@@ -174,12 +174,12 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
     }
     e = pack_entity(store, slot, parent != kNoIndex, mode);
     if (e.needs_rare) {
-      if (rare_of_slot[slot] == kNoIndex) {
+      if (side[slot].rare == kNoIndex) {
         auto r = allocate_rare();
         if (!r) return r.error();
-        rare_of_slot[slot] = *r;
+        side[slot].rare = *r;
       }
-      rare_index = rare_of_slot[slot];
+      rare_index = side[slot].rare;
       staged_rare()[rare_index] = pack_rare(store, slot);
       dirty_rare.push_back({rare_index, rare_index + 1});
     } else {
@@ -259,14 +259,13 @@ Status Propagator::Impl::stage_order() {
 Status Propagator::Impl::full_pack(const EntityStore& store) {
   if (Status st = ensure_slot_capacity(std::max(store.slot_capacity(), 1u)); !st) return st;
   slots = store.slot_capacity();
-  static_of_slot.resize(slots, kNoIndex);
+  side.resize(slots);
   // Static indices of slots that are gone or no longer Static go back to the free list.
   for (uint32_t slot = 0; slot < slots; ++slot)
-    if (static_of_slot[slot] != kNoIndex &&
+    if (side[slot].static_index != kNoIndex &&
         (!store.alive_at(slot) || !store.has_at(slot, Component::Static)))
       release_static(slot);
-  rare_of_slot.assign(slots, kNoIndex);
-  if (seen.size() < slots) seen.resize(slots, 0);  // here, not in the first frame after
+  for (SlotSide& e : side) e.rare = kNoIndex;
   rare_free.clear();
   rare_count = 0;
   dirty_rare.clear();
@@ -288,11 +287,9 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   // More slots than the arrays hold: new buffers, so everything moves again.
   if (store.slot_capacity() > slot_capacity) return full_pack(store);
   slots = store.slot_capacity();
-  rare_of_slot.resize(slots, kNoIndex);
-  static_of_slot.resize(slots, kNoIndex);
-  if (seen.size() < slots) seen.resize(slots, 0);
+  side.resize(slots);
   if (++frame_mark == 0) {
-    std::fill(seen.begin(), seen.end(), 0);
+    for (SlotSide& e : side) e.seen = 0;
     frame_mark = 1;
   }
   full_upload = false;
@@ -303,8 +300,8 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   std::vector<uint32_t> to_pack;
   to_pack.reserve(changes.slots.size() + order.relinked().size() + pending_statics.size());
   auto add = [&](uint32_t slot) {
-    if (slot < slots && seen[slot] != frame_mark) {
-      seen[slot] = frame_mark;
+    if (slot < slots && side[slot].seen != frame_mark) {
+      side[slot].seen = frame_mark;
       to_pack.push_back(slot);
     }
   };
@@ -338,15 +335,15 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
 
 bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint32_t most,
                                         std::vector<uint32_t>& work) {
-  // seen[] holds frame_mark for the packed slots; the walk marks with the next value.
+  // side[].seen holds frame_mark for the packed slots; the walk marks with the next value.
   if (++frame_mark == 0) {
-    std::fill(seen.begin(), seen.end(), 0);
+    for (SlotSide& e : side) e.seen = 0;
     frame_mark = 1;
   }
   std::vector<uint32_t> stack;
   for (uint32_t seed : seeds) {
-    if (!order.contains(seed) || seen[seed] == frame_mark) continue;
-    seen[seed] = frame_mark;
+    if (!order.contains(seed) || side[seed].seen == frame_mark) continue;
+    side[seed].seen = frame_mark;
     stack.push_back(seed);
     while (!stack.empty()) {
       const uint32_t v = stack.back();
@@ -354,8 +351,8 @@ bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint
       if (work.size() == most) return false;
       work.push_back(v);
       for (uint32_t c = order.first_child(v); c != LevelOrder::kNone; c = order.next_sibling(c))
-        if (seen[c] != frame_mark) {
-          seen[c] = frame_mark;
+        if (side[c].seen != frame_mark) {
+          side[c].seen = frame_mark;
           stack.push_back(c);
         }
     }
