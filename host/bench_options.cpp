@@ -10,7 +10,7 @@ namespace tprop::bench {
 
 const char* const kUsage =
     "usage: tprop_bench [--sizes LIST] [--scenes LIST] [--seed N] [--validate] [--json]\n"
-    "                   [--device NAME|INDEX] [--narrow-walk WALK] [SPEC...]\n"
+    "                   [--device NAME|INDEX] [--narrow-walk WALK] [--addressing A] [SPEC...]\n"
     "       tprop_bench --help\n"
     "\n"
     "The scoreboard of tprop's GPU path. For every scene it runs a full first frame, a frame\n"
@@ -36,6 +36,8 @@ const char* const kUsage =
     "                  the first discrete GPU, then integrated, virtual, CPU)\n"
     "  --narrow-walk W how runs of narrow levels are evaluated: auto (default), workgroup,\n"
     "                  single (one invocation) or jump (pointer jumping; PropagatorOptions)\n"
+    "  --addressing A  how the passes reach the arrays: auto (default: descriptors where every\n"
+    "                  array fits one binding) or addresses (buffer device addresses always)\n"
     "\n"
     "Exit status: 0 ok, 1 a bad spec, no device, a runtime failure or a --validate mismatch,\n"
     "2 usage error.\n";
@@ -131,6 +133,12 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       else if (*v == "single") o.propagator.narrow_walk = NarrowWalk::SingleInvocation;
       else if (*v == "jump") o.propagator.narrow_walk = NarrowWalk::Jump;
       else return Error{"--narrow-walk: '" + *v + "' is not auto, workgroup, single or jump"};
+    } else if (a == "--addressing") {
+      auto v = value();
+      if (!v) return v.error();
+      if (*v == "auto") o.propagator.prefer_descriptors = true;
+      else if (*v == "addresses") o.propagator.prefer_descriptors = false;
+      else return Error{"--addressing: '" + *v + "' is not auto or addresses"};
     } else if (a.starts_with("-")) {
       return Error{"unknown option '" + a + "'"};
     } else {

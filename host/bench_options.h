@@ -21,7 +21,7 @@ struct BenchOptions {
   std::vector<std::string> specs;     // generator specs run instead of kinds x sizes
   uint64_t seed = 1;
   std::string device;                 // --device NAME|INDEX; empty: TPROP_DEVICE, else the best
-  PropagatorOptions propagator;       // --narrow-walk
+  PropagatorOptions propagator;       // --narrow-walk, --addressing
   bool validate = false;
   bool json = false;
   bool help = false;
