@@ -102,6 +102,7 @@ Status Propagator::update(EntityStore& store) {
   m.packed = true;
   m.describe_output();
   m.stats.slot_pieces = m.world.pieces();
+  m.count_buffers();
   m.stats.descriptors = m.addressing == Addressing::Descriptors;
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();

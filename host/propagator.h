@@ -120,6 +120,13 @@ struct FrameStats {
   uint32_t grid_rows = 0;             // most workgroup rows (y) of one dispatch: > 1 is a 2D grid
   bool descriptors = false;           // the passes used descriptors (else device addresses)
   uint32_t slot_pieces = 0;           // buffers each per-slot array spans (LocalToWorld's pieces)
+  // The scene's buffers after update(): device-local (every array's pieces, the piece tables,
+  // pointer jumping's scratch) and host-visible staging (the mirrors), and the largest of the
+  // arrays' pieces (at most max_buffer_bytes; the piece tables, 8 bytes a piece, are apart).
+  uint32_t device_buffers = 0;
+  uint64_t device_bytes = 0;
+  uint64_t staging_bytes = 0;
+  uint64_t largest_buffer_bytes = 0;
 };
 
 // How runs of narrow levels (at most 64 entities each) are evaluated. Measured on lavapipe, a

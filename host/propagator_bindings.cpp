@@ -84,11 +84,7 @@ void Propagator::Impl::choose_addressing() {
   bool fits = options.prefer_descriptors && descriptor_sets[1] != VK_NULL_HANDLE &&
               lim.maxPerStageDescriptorStorageBuffers >= gpu::kBindingCount &&
               lim.maxDescriptorSetStorageBuffers >= gpu::kBindingCount;
-  for (const Pieced* m : {&arrays[kFlags], &arrays[kTranslation], &arrays[kRotation],
-                          &arrays[kScale], &arrays[kParent], &arrays[kRareIndex],
-                          &arrays[kStaticIndex], &world, &dirty, &rare, &frozen, &levels, &deltas,
-                          &order_list, &work_list})
-    fits = fits && m->pieces() <= 1;
+  for (const Pieced* m : std::as_const(*this).all_pieced()) fits = fits && m->pieces() <= 1;
   for (int which = 0; which < 2 && fits; ++which) {  // both sets: the order may be the larger list
     binding_buffers(b, which);
     for (uint32_t i = 0; i < gpu::kBindingCount && fits; ++i)

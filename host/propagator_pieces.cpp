@@ -197,9 +197,7 @@ void Propagator::Impl::fill_zero(VkCommandBuffer c, const Pieced& m, uint32_t fi
 
 Status Propagator::Impl::build_piece_tables() {
   if (tables && tables_generation == buffers_generation) return ok_status();
-  Pieced* all[] = {&arrays[kFlags], &arrays[kTranslation], &arrays[kRotation], &arrays[kScale],
-                   &arrays[kParent], &arrays[kRareIndex], &arrays[kStaticIndex], &world, &dirty,
-                   &rare, &frozen, &levels, &deltas, &order_list, &work_list};
+  const auto all = all_pieced();
   // Each table at an address aligned to kPieceTableAlign, so that its low bits carry the shift.
   constexpr VkDeviceSize kAlign = gpu::kPieceTableAlign;
   VkDeviceSize bytes = kAlign;
@@ -233,6 +231,22 @@ Status Propagator::Impl::build_piece_tables() {
   tables_pending = true;
   tables_generation = buffers_generation;
   return ok_status();
+}
+
+void Propagator::Impl::count_buffers() {
+  auto add = [&](const Buffer& b, bool device, bool piece = true) {
+    if (!b) return;
+    (device ? stats.device_bytes : stats.staging_bytes) += b.size();
+    stats.device_buffers += device;
+    if (piece) stats.largest_buffer_bytes = std::max<uint64_t>(stats.largest_buffer_bytes, b.size());
+  };
+  for (const Pieced* m : all_pieced()) {
+    for (const Buffer& b : m->device) add(b, true);
+    for (const Buffer& b : m->staging) add(b, false);
+  }
+  add(jump, true);
+  add(tables, true, false);
+  add(tables_staging, false, false);
 }
 
 void Propagator::Impl::describe_output() {

@@ -9,8 +9,10 @@
 
 #include "vk_context_state.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_timer.h"
@@ -186,6 +188,19 @@ struct Propagator::Impl {
 
   ~Impl();
 
+  // Every array in pieces, in the order of the piece tables.
+  static constexpr int kPiecedArrays = kArrays + 8;
+  std::array<const Pieced*, kPiecedArrays> all_pieced() const {
+    return {&arrays[0], &arrays[1], &arrays[2], &arrays[3], &arrays[4], &arrays[5], &arrays[6],
+            &world, &dirty, &rare, &frozen, &levels, &deltas, &order_list, &work_list};
+  }
+  std::array<Pieced*, kPiecedArrays> all_pieced() {
+    std::array<Pieced*, kPiecedArrays> out;
+    const auto all = std::as_const(*this).all_pieced();
+    for (int i = 0; i < kPiecedArrays; ++i) out[i] = const_cast<Pieced*>(all[i]);
+    return out;
+  }
+
   // Element `slot` of the staging mirror of per-slot array `a`.
   template <class T>
   T& staged(Array a, uint32_t slot) const { return arrays[a].staged<T>(slot); }
@@ -261,6 +276,8 @@ struct Propagator::Impl {
   Status build_piece_tables();
   // LocalToWorld's pieces as OutputPieces, for output().
   void describe_output();
+  // FrameStats' buffer figures.
+  void count_buffers();
 
   // propagator_record.cpp: commands.
   Status create_commands();
