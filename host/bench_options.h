@@ -23,6 +23,7 @@ struct BenchOptions {
   std::string device;                 // --device NAME|INDEX; empty: TPROP_DEVICE, else the best
   PropagatorOptions propagator;       // --narrow-walk, --addressing
   bool validate = false;
+  bool memory = false;                // --memory: what an entity costs, instead of frames
   bool json = false;
   bool help = false;
 };

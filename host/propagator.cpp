@@ -97,6 +97,7 @@ Status Propagator::update(EntityStore& store) {
     m.order_changes.clear();
     m.delta_count = 0;
     m.steps.clear();
+    m.describe_output();  // the buffers as they are now: a growth may have replaced some
     return st;
   }
   m.packed = true;

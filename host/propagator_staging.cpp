@@ -1,6 +1,7 @@
 // Staging: packs entities into the persistently mapped staging mirrors at their slots, stages the
 // depth order's rewritten entries, and chooses what the passes evaluate, so that a frame moves and
-// computes only what changed (a store the Propagator has not seen, or growth, packs everything).
+// computes only what changed (a store the Propagator has not seen packs everything; growth adds
+// pieces to the arrays and keeps what the GPU holds, see propagator_pieces.cpp).
 #include "propagator_state.h"
 
 #include <algorithm>
