@@ -97,13 +97,16 @@ Status Propagator::update(EntityStore& store) {
     m.order_changes.clear();
     m.delta_count = 0;
     m.steps.clear();
-    m.describe_output();  // the buffers as they are now: a growth may have replaced some
+    m.describe_buffers();  // the buffers as they are now: a growth may have replaced some
     return st;
   }
   m.packed = true;
-  m.describe_output();
-  m.stats.slot_pieces = m.world.pieces();
-  m.count_buffers();
+  m.describe_buffers();
+  m.stats.slot_pieces = m.buffer_stats.slot_pieces;
+  m.stats.device_buffers = m.buffer_stats.device_buffers;
+  m.stats.device_bytes = m.buffer_stats.device_bytes;
+  m.stats.staging_bytes = m.buffer_stats.staging_bytes;
+  m.stats.largest_buffer_bytes = m.buffer_stats.largest_buffer_bytes;
   m.stats.descriptors = m.addressing == Addressing::Descriptors;
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();

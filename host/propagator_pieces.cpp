@@ -210,6 +210,7 @@ Status Propagator::Impl::build_piece_tables() {
     if (!staging) return staging.error();
     tables = std::move(*device);
     tables_staging = std::move(*staging);
+    ++buffers_generation;  // for describe_buffers(); the tables are rebuilt just below anyway
   }
   const VkDeviceAddress base = tables.address();
   VkDeviceSize at = (base + kAlign - 1) / kAlign * kAlign - base;
@@ -233,23 +234,10 @@ Status Propagator::Impl::build_piece_tables() {
   return ok_status();
 }
 
-void Propagator::Impl::count_buffers() {
-  auto add = [&](const Buffer& b, bool device, bool piece = true) {
-    if (!b) return;
-    (device ? stats.device_bytes : stats.staging_bytes) += b.size();
-    stats.device_buffers += device;
-    if (piece) stats.largest_buffer_bytes = std::max<uint64_t>(stats.largest_buffer_bytes, b.size());
-  };
-  for (const Pieced* m : all_pieced()) {
-    for (const Buffer& b : m->device) add(b, true);
-    for (const Buffer& b : m->staging) add(b, false);
-  }
-  add(jump, true);
-  add(tables, true, false);
-  add(tables_staging, false, false);
-}
-
-void Propagator::Impl::describe_output() {
+void Propagator::Impl::describe_buffers() {
+  if (described_buffers == buffers_generation && described_slots == slots) return;
+  described_buffers = buffers_generation;
+  described_slots = slots;
   output_pieces.clear();
   for (uint32_t p = 0; p < world.pieces() && world.first_of(p) < slots; ++p) {
     OutputPiece piece;
@@ -260,6 +248,22 @@ void Propagator::Impl::describe_output() {
     piece.address = world.device[p].address();
     output_pieces.push_back(piece);
   }
+  FrameStats& fs = buffer_stats;
+  fs = FrameStats{};
+  auto add = [&](const Buffer& b, bool device, bool piece = true) {
+    if (!b) return;
+    (device ? fs.device_bytes : fs.staging_bytes) += b.size();
+    fs.device_buffers += device;
+    if (piece) fs.largest_buffer_bytes = std::max<uint64_t>(fs.largest_buffer_bytes, b.size());
+  };
+  for (const Pieced* m : all_pieced()) {
+    for (const Buffer& b : m->device) add(b, true);
+    for (const Buffer& b : m->staging) add(b, false);
+  }
+  add(jump, true);
+  add(tables, true, false);
+  add(tables_staging, false, false);
+  fs.slot_pieces = world.pieces();
 }
 
 }  // namespace tprop

@@ -158,6 +158,9 @@ struct Propagator::Impl {
   VkDeviceSize tables_bytes = 0;  // used bytes of `tables`
   bool tables_pending = false;
   std::vector<OutputPiece> output_pieces;
+  uint64_t described_buffers = ~uint64_t(0);  // buffers_generation of output_pieces ...
+  uint32_t described_slots = 0;               // ... and the slots they cover
+  FrameStats buffer_stats;                    // the buffer figures of FrameStats
   Buffer readback;
 
   // Host bookkeeping, per store slot.
@@ -274,10 +277,9 @@ struct Propagator::Impl {
 
   // The piece tables for the arrays' present buffers, staged for the next record().
   Status build_piece_tables();
-  // LocalToWorld's pieces as OutputPieces, for output().
-  void describe_output();
-  // FrameStats' buffer figures.
-  void count_buffers();
+  // LocalToWorld's pieces as OutputPieces, for output(), and FrameStats' buffer figures: redone
+  // only when a buffer or the slot count changed since the last time.
+  void describe_buffers();
 
   // propagator_record.cpp: commands.
   Status create_commands();
