@@ -21,7 +21,7 @@
 // Size: every array is split into pieces, each its own buffer (at most
 // PropagatorOptions::max_buffer_bytes, by default the device's maxMemoryAllocationSize), so a
 // scene is limited by device memory, not by one allocation: 100 million entities need about
-// 13 GB of device memory (README, Performance), beyond an H100's 4 GiB allocations. A scene whose
+// 15 GB of device memory (README, Performance), beyond an H100's 4 GiB allocations. A scene whose
 // LocalToWorld fits one buffer (maxMemoryAllocationSize / 64 entities: 33 million on lavapipe,
 // 67 million with 4 GiB) has one piece per per-slot array, as before.
 //
