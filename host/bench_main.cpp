@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
     std::vector<MemoryRecord> records;
     if (!options.json) std::printf("device      %s\n", device.c_str());
     for (const PlannedScene& plan : plan_scenes(options)) {
-      Result<MemoryRecord> m = measure_memory(*context, plan, options.seed, options.propagator, options.validate);
+      Result<MemoryRecord> m =
+          measure_memory(*context, plan, options.seed, options.propagator, options.validate);
       if (!m) return fail(plan.spec + ": " + m.error().message);
       if (!options.json) print_memory(stdout, *m, records.empty());
       records.push_back(std::move(*m));

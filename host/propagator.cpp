@@ -82,8 +82,9 @@ Status Propagator::update(EntityStore& store) {
   if (st) {
     m.choose_addressing();
     // The device-address passes, and pointer jumping always, find the pieces through the tables.
-    const bool jumps = std::any_of(m.steps.begin(), m.steps.end(),
-                                   [](const Impl::Step& step) { return step.kind == Impl::Step::Jump; });
+    const bool jumps = std::any_of(m.steps.begin(), m.steps.end(), [](const Impl::Step& step) {
+      return step.kind == Impl::Step::Jump;
+    });
     if (m.addressing == Addressing::DeviceAddress || jumps) st = m.build_piece_tables();
   }
   if (!st) {

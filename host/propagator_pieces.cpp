@@ -55,7 +55,8 @@ void Propagator::Impl::init_array(Pieced& m, VkDeviceSize stride, const char* na
 void Propagator::Impl::init_pieced_arrays() {
   // The per-slot arrays split at the same slots, where a piece of LocalToWorld is full.
   slot_shift = piece_shift(max_buffer_bytes, sizeof(float4x4));
-  for (int a = 0; a < kArrays; ++a) init_array(arrays[a], kStride[a], kArrayName[a], true, slot_shift);
+  for (int a = 0; a < kArrays; ++a)
+    init_array(arrays[a], kStride[a], kArrayName[a], true, slot_shift);
   init_array(world, sizeof(float4x4), "tprop.local_to_world", false, slot_shift);
   init_array(dirty, sizeof(uint32_t), "tprop.dirty", false, slot_shift);
   init_array(rare, sizeof(gpu::RareRecord), "tprop.rare", true);
@@ -107,9 +108,11 @@ void Propagator::Impl::apply_growth(Growth&& g, bool keep_device, bool keep_stag
         std::memcpy(g.staging[k].mapped(), m.staging[p].mapped(), old_bytes);
       // A copy into this piece still waiting for record() comes from the piece that holds the
       // values; the buffer replaced now was never written (nothing was recorded since).
-      const bool waiting = std::any_of(piece_copies.begin(), piece_copies.end(),
-                                       [&](const PieceCopy& c) { return c.to == &m && c.piece == p; });
-      if (keep_device && !waiting) piece_copies.push_back({std::move(m.device[p]), &m, p, old_bytes});
+      const bool waiting =
+          std::any_of(piece_copies.begin(), piece_copies.end(),
+                      [&](const PieceCopy& c) { return c.to == &m && c.piece == p; });
+      if (keep_device && !waiting)
+        piece_copies.push_back({std::move(m.device[p]), &m, p, old_bytes});
       m.device[p] = std::move(g.device[k]);
       if (m.mirrored) m.staging[p] = std::move(g.staging[k]);
     } else {
@@ -133,8 +136,8 @@ Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
   if (n <= slot_capacity && world) return ok_status();
   // All or nothing: every per-slot array's new pieces are made first and put in use only when
   // all exist, so a failed growth leaves the old set whole and the next update() tries again.
-  const uint32_t wanted =
-      static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(uint64_t(n) + n / 8, 64), UINT32_MAX));
+  const uint64_t slack = std::max<uint64_t>(uint64_t(n) + n / 8, 64);
+  const uint32_t wanted = static_cast<uint32_t>(std::min<uint64_t>(slack, UINT32_MAX));
   Pieced* all[kArrays + 2];
   for (int a = 0; a < kArrays; ++a) all[a] = &arrays[a];
   all[kArrays] = &world;
@@ -176,7 +179,8 @@ void Propagator::Impl::copy(VkCommandBuffer c, const Pieced& m, const std::vecto
   for (size_t k = 0; k < regions.size();) {
     const uint32_t p = regions[k].first;
     piece_regions.clear();
-    for (; k < regions.size() && regions[k].first == p; ++k) piece_regions.push_back(regions[k].second);
+    for (; k < regions.size() && regions[k].first == p; ++k)
+      piece_regions.push_back(regions[k].second);
     s->vk.vkCmdCopyBuffer(c, m.staging[p].handle(), m.device[p].handle(),
                           static_cast<uint32_t>(piece_regions.size()), piece_regions.data());
     stats.copy_regions += static_cast<uint32_t>(piece_regions.size());

@@ -258,7 +258,8 @@ INSTANTIATE_TEST_SUITE_P(
                       // 16 KiB buffers: the per-slot arrays in pieces of 256 slots, the rare
                       // table of 32 records, the frozen one of 256, the order of 4,096 entries,
                       // the frame's deltas of 128.
-                      AddressingCase{"EveryArrayInSmallPieces", {.max_buffer_bytes = kMinBufferBytes}}),
+                      AddressingCase{"EveryArrayInSmallPieces",
+                                     {.max_buffer_bytes = kMinBufferBytes}}),
     [](const ::testing::TestParamInfo<AddressingCase>& param) { return param.param.name; });
 
 TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
