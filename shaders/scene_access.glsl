@@ -9,7 +9,8 @@
 //    lavapipe: a pass storing one mat4 per invocation ran 3 to 4 times faster through
 //    descriptors than through device addresses, so the host uses this variant whenever it can.
 // The accessors take an index, not [index]: which piece holds an element depends on the index,
-// which an object-like macro followed by [...] cannot see.
+// which an object-like macro followed by [...] cannot see. (A pass still written FLAGS[slot]
+// does not compile: FLAGS alone names nothing.)
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
