@@ -1,6 +1,7 @@
 // Staging: packs entities into the persistently mapped staging mirrors at their slots, stages the
 // depth order's rewritten entries, and chooses what the passes evaluate, so that a frame moves and
-// computes only what changed (a store the Propagator has not seen, or growth, packs everything).
+// computes only what changed (a store the Propagator has not seen packs everything; growth adds
+// pieces to the arrays and keeps what the GPU holds, see propagator_pieces.cpp).
 #include "propagator_state.h"
 
 #include <algorithm>
@@ -45,64 +46,17 @@ std::vector<Range> coalesce(std::vector<Range> ranges, size_t most = kMaxRegions
 
 }  // namespace
 
-Status Propagator::Impl::grow(Mirrored& m, uint32_t needed, VkDeviceSize stride, const char* name,
-                              bool keep, VkDeviceSize limit_stride) {
-  if (needed <= m.capacity && m.device) return ok_status();
-  // An eighth more than needed, for growth without reallocating every frame; but the slack only
-  // as far as one allocation holds elements of limit_stride bytes, so that a scene right up to
-  // the documented limit (maxMemoryAllocationSize / 64 entities) still fits.
-  const uint64_t most = s->max_allocation_size / std::max(stride, limit_stride);
-  const uint64_t wanted = std::max<uint64_t>(uint64_t(needed) + needed / 8, 64u);
-  const uint32_t cap = static_cast<uint32_t>(
-      std::min<uint64_t>(std::max<uint64_t>(std::min(wanted, most), needed), UINT32_MAX));
-  auto dev = Buffer::create(*s, VkDeviceSize(cap) * stride, BufferKind::DeviceStorage, name);
-  if (!dev) return dev.error();
-  auto stage = Buffer::create(*s, VkDeviceSize(cap) * stride, BufferKind::Upload,
-                              std::string(name) + ".staging");
-  if (!stage) return stage.error();
-  if (keep && m.staging)
-    std::memcpy(stage->mapped(), m.staging.mapped(), VkDeviceSize(m.capacity) * stride);
-  m.device = std::move(*dev);
-  m.staging = std::move(*stage);
-  m.capacity = cap;
-  ++buffers_generation;
-  return ok_status();
-}
-
-Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
-  if (n <= slot_capacity) return ok_status();
-  // All or nothing: every per-slot buffer is made first and swapped in only when all exist, so a
-  // failed growth leaves the old set whole and the next update() tries again.
-  Mirrored fresh[kArrays];
-  for (int a = 0; a < kArrays; ++a)
-    if (Status st = grow(fresh[a], n, kStride[a], kArrayName[a], false, sizeof(float4x4)); !st)
-      return st;
-  const uint32_t capacity = fresh[0].capacity;  // the same for all: the 64-byte limit decides
-  auto w = Buffer::create(*s, VkDeviceSize(capacity) * sizeof(float4x4),
-                          BufferKind::DeviceStorage, "tprop.local_to_world");
-  if (!w) return w.error();
-  auto d = Buffer::create(*s, VkDeviceSize(capacity) * sizeof(uint32_t),
-                          BufferKind::DeviceStorage, "tprop.dirty");
-  if (!d) return d.error();
-  for (int a = 0; a < kArrays; ++a) arrays[a] = std::move(fresh[a]);
-  world = std::move(*w);
-  dirty = std::move(*d);
-  slot_capacity = capacity;
-  ++buffers_generation;
-  return ok_status();
-}
-
 Result<uint32_t> Propagator::Impl::allocate_rare() {
   if (!rare_free.empty()) {
     const uint32_t r = rare_free.back();
     rare_free.pop_back();
     return r;
   }
-  if (rare_count >= rare.capacity || !rare.device) {
+  if (rare_count >= rare.capacity || !rare) {
     const uint32_t old_count = rare_count;
-    if (Status st = grow(rare, rare_count + 1, sizeof(gpu::RareRecord), "tprop.rare", true); !st)
-      return st.error();
-    // A new device buffer: everything staged so far moves again.
+    // The mirror keeps its records; the replaced last piece's are uploaded again, with the rest
+    // staged so far (a growth is rare, one piece at most is new).
+    if (Status st = grow(rare, rare_count + 1, false, true); !st) return st.error();
     if (old_count) dirty_rare.push_back({0, old_count});
   }
   return rare_count++;
@@ -121,22 +75,16 @@ Result<uint32_t> Propagator::Impl::static_index_for(uint32_t slot) {
     idx = static_free.back();
     static_free.pop_back();
   } else {
-    idx = static_count++;
-    if (idx >= frozen_capacity) {
-      const uint32_t cap = std::max<uint32_t>(64u, frozen_capacity * 2);
-      auto b = Buffer::create(*s, VkDeviceSize(cap) * sizeof(float4x4), BufferKind::DeviceStorage,
-                              "tprop.frozen");
-      if (!b) return b.error();
-      if (frozen && !frozen_old) {  // keep the frozen values: copied over by record()
-        frozen_old = std::move(frozen);
-        frozen_old_bytes = VkDeviceSize(frozen_capacity) * sizeof(float4x4);
-        frozen_copy_pending = true;
-      }
-      frozen = std::move(*b);
-      frozen_capacity = cap;
-      ++buffers_generation;
-      static_valid.resize(cap, 0);
+    if (static_count >= frozen.capacity || !frozen) {
+      // Doubling; the frozen values stay on the GPU (a replaced piece is copied over).
+      const uint64_t wanted = std::max<uint64_t>(64u, uint64_t(frozen.capacity) * 2);
+      auto g = prepare_growth(frozen, static_count + 1,
+                              static_cast<uint32_t>(std::min<uint64_t>(wanted, UINT32_MAX)));
+      if (!g) return g.error();
+      apply_growth(std::move(*g), true, false);
+      static_valid.resize(frozen.capacity, 0);
     }
+    idx = static_count++;
   }
   static_valid[idx] = 0;
   side[slot].static_index = idx;
@@ -180,7 +128,7 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
         side[slot].rare = *r;
       }
       rare_index = side[slot].rare;
-      staged_rare()[rare_index] = pack_rare(store, slot);
+      staged_rare(rare_index) = pack_rare(store, slot);
       dirty_rare.push_back({rare_index, rare_index + 1});
     } else {
       release_rare(slot);
@@ -193,13 +141,13 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
   // A frame after the first uploads deltas only, and any full upload packs every slot anew, so
   // the mirrors are written only for full uploads (seven fewer scattered writes per change).
   if (!delta) {
-    staged<uint32_t>(kFlags)[slot] = e.flags;
-    staged<float4>(kTranslation)[slot] = e.translation;
-    staged<float4>(kRotation)[slot] = e.rotation;
-    staged<float4>(kScale)[slot] = e.scale;
-    staged<uint32_t>(kParent)[slot] = parent;
-    staged<uint32_t>(kRareIndex)[slot] = rare_index;
-    staged<uint32_t>(kStaticIndex)[slot] = static_index;
+    staged<uint32_t>(kFlags, slot) = e.flags;
+    staged<float4>(kTranslation, slot) = e.translation;
+    staged<float4>(kRotation, slot) = e.rotation;
+    staged<float4>(kScale, slot) = e.scale;
+    staged<uint32_t>(kParent, slot) = parent;
+    staged<uint32_t>(kRareIndex, slot) = rare_index;
+    staged<uint32_t>(kStaticIndex, slot) = static_index;
   } else {
     *delta = gpu::EntityDelta{};
     delta->slot = slot;
@@ -225,13 +173,12 @@ Status Propagator::Impl::stage_order() {
   const uint32_t n = static_cast<uint32_t>(entries.size());
   dirty_order.clear();
   order_changes.clear();
-  auto* staged_entries = static_cast<uint32_t*>(order_list.staging.mapped());
-  if (full_upload || n > order_list.capacity || !order_list.device) {
-    if (Status st = grow(order_list, std::max(n, 1u), sizeof(uint32_t), "tprop.order", false); !st)
-      return st;
-    staged_entries = static_cast<uint32_t*>(order_list.staging.mapped());
-    std::copy(entries.begin(), entries.end(), staged_entries);
-    if (n) dirty_order.push_back({0, n});
+  if (full_upload || n > order_list.capacity || !order_list) {
+    if (Status st = grow(order_list, std::max(n, 1u), false, false); !st) return st;
+    if (n) {
+      order_list.stage(0, entries.data(), n);
+      dirty_order.push_back({0, n});
+    }
     stats.order_entries_uploaded += n;
     return ok_status();
   }
@@ -239,13 +186,14 @@ Status Propagator::Impl::stage_order() {
   for (auto [b, e] : order.rewritten()) {
     e = std::min(e, n);
     if (b >= e) continue;
-    std::copy(entries.begin() + b, entries.begin() + e, staged_entries + b);  // mirror stays whole
     stats.order_entries_uploaded += e - b;
     if (e - b >= kCopyRunMin) {
+      order_list.stage(b, entries.data() + b, e - b);
       runs.push_back({b, e});
       continue;
     }
     for (uint32_t k = b; k < e; ++k) {
+      order_list.staged<uint32_t>(k) = entries[k];  // the mirror stays whole for later copies
       order_changes.push_back(k);
       order_changes.push_back(entries[k]);
     }
@@ -284,8 +232,9 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
 }
 
 Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreChanges& changes) {
-  // More slots than the arrays hold: new buffers, so everything moves again.
-  if (store.slot_capacity() > slot_capacity) return full_pack(store);
+  // More slots than the arrays hold: more pieces (or a longer last one), what the GPU holds
+  // stays, and the new slots read as zeros until their entities' deltas arrive.
+  if (Status st = ensure_slot_capacity(std::max(store.slot_capacity(), 1u)); !st) return st;
   slots = store.slot_capacity();
   side.resize(slots);
   if (++frame_mark == 0) {
@@ -313,12 +262,9 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
 
   delta_count = 0;
   if (!to_pack.empty()) {
-    if (Status st = grow(deltas, uint32_t(to_pack.size()), sizeof(gpu::EntityDelta),
-                         "tprop.deltas", false); !st)
-      return st;
-    auto* out = static_cast<gpu::EntityDelta*>(deltas.staging.mapped());
+    if (Status st = grow(deltas, uint32_t(to_pack.size()), false, false); !st) return st;
     for (uint32_t k = 0; k < to_pack.size(); ++k)
-      if (Status st = pack(store, to_pack[k], &out[k]); !st) return st;
+      if (Status st = pack(store, to_pack[k], &deltas.staged<gpu::EntityDelta>(k)); !st) return st;
     delta_count = uint32_t(to_pack.size());
   }
   std::vector<Range> rare_ranges = std::move(dirty_rare);
@@ -390,11 +336,9 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
       firsts[l] = at;
       at += counts[l];
     }
-    if (Status st = grow(work_list, at, sizeof(uint32_t), "tprop.work_list", false); !st)
-      return st;
-    auto* list = static_cast<uint32_t*>(work_list.staging.mapped());
+    if (Status st = grow(work_list, at, false, false); !st) return st;
     std::vector<uint32_t> cursor = firsts;
-    for (uint32_t v : work) list[cursor[order.level_of(v)]++] = v;
+    for (uint32_t v : work) work_list.staged<uint32_t>(cursor[order.level_of(v)]++) = v;
     stats.evaluated_entities = at;
   }
   level_count = static_cast<uint32_t>(counts.size());
@@ -404,15 +348,15 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
   if (Status st = plan_steps(counts, firsts, level_count + pairs, run_table); !st) return st;
   levels_used = level_count + pairs + static_cast<uint32_t>(run_table.size() / 2);
   if (levels_used) {
-    if (Status st = grow(levels, levels_used, 2 * sizeof(uint32_t), "tprop.levels", false); !st)
-      return st;
-    auto* table = static_cast<uint32_t*>(levels.staging.mapped());
+    if (Status st = grow(levels, levels_used, false, false); !st) return st;
+    std::vector<uint32_t> table(2 * size_t(level_count));
     for (uint32_t l = 0; l < level_count; ++l) {
       table[2 * l] = firsts[l];
       table[2 * l + 1] = counts[l];
     }
-    std::copy(order_changes.begin(), order_changes.end(), table + 2 * level_count);
-    std::copy(run_table.begin(), run_table.end(), table + 2 * (level_count + pairs));
+    levels.stage(0, table.data(), level_count);
+    levels.stage(level_count, order_changes.data(), pairs);
+    levels.stage(level_count + pairs, run_table.data(), uint32_t(run_table.size() / 2));
   }
   stats.full_pass = whole;
   stats.skip_unchanged = whole && skip_unchanged;
@@ -429,7 +373,7 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   uint32_t run_begin = 0, run_end = 0;  // narrow run [run_begin, run_end), empty when equal
   // Scratch per jumped entity: two matrices, two ancestors and a slot.
   constexpr VkDeviceSize kJumpBytes = 2 * 64 + 2 * 4 + 4;
-  uint64_t piece_max = s->max_allocation_size / kJumpBytes;
+  uint64_t piece_max = max_buffer_bytes / kJumpBytes;
   if (options.jump_run_max_entities) piece_max = std::min<uint64_t>(piece_max, options.jump_run_max_entities);
   piece_max = std::max<uint64_t>(piece_max, gpu::kNarrowLevelMax);
   auto flush = [&] {
@@ -466,10 +410,11 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   flush();
   const VkDeviceSize bytes = VkDeviceSize(longest_run) * kJumpBytes;
   if (bytes > jump_bytes) {
-    auto b = Buffer::create(*s, bytes + bytes / 8, BufferKind::DeviceStorage, "tprop.jump");
+    const VkDeviceSize size = std::min(bytes + bytes / 8, std::max(bytes, max_buffer_bytes));
+    auto b = Buffer::create(*s, size, BufferKind::DeviceStorage, "tprop.jump");
     if (!b) return b.error();
     jump = std::move(*b);
-    jump_bytes = bytes + bytes / 8;
+    jump_bytes = size;
     ++buffers_generation;
   }
   return ok_status();

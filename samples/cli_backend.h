@@ -30,7 +30,9 @@ class GpuBackend {
  public:
   // `device`: an index or a name substring; empty: TPROP_DEVICE, else the best device. The error
   // says why no device could be used.
-  static Result<std::unique_ptr<GpuBackend>> open(const std::string& device);
+  // max_buffer_bytes: PropagatorOptions::max_buffer_bytes (0: the device's limit).
+  static Result<std::unique_ptr<GpuBackend>> open(const std::string& device,
+                                                  uint64_t max_buffer_bytes = 0);
   ~GpuBackend();
   std::string device_name() const;
 
@@ -52,6 +54,7 @@ class GpuBackend {
 // one-line notice goes to stderr.
 Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool validate,
                                                      const std::string& device,
+                                                     uint64_t max_buffer_bytes,
                                                      std::string& fallback);
 
 // One frame on the CPU reference. With `bake` the whole frame protocol runs (take the changes,

@@ -51,9 +51,9 @@ std::string default_scene() { return bundled_asset("solar_system.json"); }
 
 const char* run_usage() {
   return "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--seed N] [--dump FILE]\n"
-         "                 [--device NAME|INDEX] [--validate] [--json]\n"
+         "                 [--device NAME|INDEX] [--max-buffer-bytes B] [--validate] [--json]\n"
          "       tprop run WORLD [--frames N] [--save-world DIR] [--backend ...] [--seed N]\n"
-         "                 [--device ...] [--validate] [--json]\n"
+         "                 [--device ...] [--max-buffer-bytes B] [--validate] [--json]\n"
          "\n"
          "Loads SCENE (default: the bundled solar system), computes every entity's\n"
          "LocalToWorld once and prints a summary: entities, roots, levels, cycles broken,\n"
@@ -73,6 +73,9 @@ const char* run_usage() {
          "                      with a one-line notice on stderr saying why\n"
          "  --device D          the Vulkan device by index or name part (`tprop devices`);\n"
          "                      default: the TPROP_DEVICE environment variable, else the best\n"
+         "  --max-buffer-bytes B  the GPU path's largest buffer (K, M, G suffixes; at least\n"
+         "                      16K): larger arrays are split into pieces (default: the\n"
+         "                      device's maxMemoryAllocationSize)\n"
          "  --validate          run both backends and print the largest difference of the GPU\n"
          "                      from the CPU reference, in units of the tolerance (16 float\n"
          "                      ulps per hierarchy level, relative to the matrix's magnitude;\n"
@@ -126,7 +129,8 @@ int run_command(const std::vector<std::string>& args) {
   // The GPU, when the backend or --validate asks for it.
   progress.phase("opening the Vulkan device");
   Result<std::unique_ptr<GpuBackend>> opened =
-      open_gpu_for_run(options.backend, options.validate, options.device, report.fallback);
+      open_gpu_for_run(options.backend, options.validate, options.device,
+                       options.max_buffer_bytes, report.fallback);
   progress.done();
   if (!opened) return fail(progress, opened.error().message);
   std::unique_ptr<GpuBackend> gpu = std::move(*opened);

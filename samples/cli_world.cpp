@@ -248,7 +248,8 @@ int run_world(const RunOptions& options, const std::string& input) {
   const uint32_t frames = options.frames ? options.frames : std::max(1u, streams->frame_count());
 
   Result<std::unique_ptr<GpuBackend>> opened =
-      open_gpu_for_run(options.backend, options.validate, options.device, report.fallback);
+      open_gpu_for_run(options.backend, options.validate, options.device,
+                       options.max_buffer_bytes, report.fallback);
   if (!opened) return fail(opened.error().message);
   std::unique_ptr<GpuBackend> gpu = std::move(*opened);
   const bool on_gpu = options.backend != Backend::Cpu && gpu;

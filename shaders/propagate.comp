@@ -28,30 +28,30 @@ layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
 #endif
 
 void evaluate(uint slot) {
-  if (pc.aux != 0u && DIRTY[slot] != pc.frame) {
-    uint parent = PARENT[slot];
-    if (parent == kNoIndex || DIRTY[parent] != pc.frame) return;
-    DIRTY[slot] = pc.frame;
+  if (pc.aux != 0u && DIRTY(slot) != pc.frame) {
+    uint parent = PARENT(slot);
+    if (parent == kNoIndex || DIRTY(parent) != pc.frame) return;
+    DIRTY(slot) = pc.frame;
   }
-  uint f = FLAGS[slot];
+  uint f = FLAGS(slot);
   mat4 m = own_matrix(slot, f);
   // The reference's product: LocalToWorld[parent] * local.
-  if ((f & kFlagWorldFinal) == 0u) m = WORLD[PARENT[slot]] * m;
-  WORLD[slot] = m;
-  if ((f & kFlagStoreFrozen) != 0u) FROZEN[STATIC_INDEX[slot]] = m;
+  if ((f & kFlagWorldFinal) == 0u) m = WORLD(PARENT(slot)) * m;
+  WORLD(slot) = m;
+  if ((f & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = m;
 }
 
 void main() {
 #if defined(TPROP_SERIAL)
   for (uint level = pc.first; level < pc.first + pc.count; ++level) {
-    uvec2 segment = LEVELS[level];
-    for (uint k = 0u; k < segment.y; ++k) evaluate(LIST[segment.x + k]);
+    uvec2 segment = LEVELS(level);
+    for (uint k = 0u; k < segment.y; ++k) evaluate(LIST(segment.x + k));
   }
 #elif defined(TPROP_NARROW)
   for (uint level = pc.first; level < pc.first + pc.count; ++level) {
-    uvec2 segment = LEVELS[level];
+    uvec2 segment = LEVELS(level);
     for (uint k = gl_LocalInvocationID.x; k < segment.y; k += TPROP_NARROW_GROUP_SIZE) {
-      evaluate(LIST[segment.x + k]);
+      evaluate(LIST(segment.x + k));
     }
     // The next level reads what this one wrote, from other invocations of this workgroup.
     memoryBarrierBuffer();
@@ -59,6 +59,6 @@ void main() {
   }
 #else
   uint i = flat_invocation(kWideGroupSize);
-  if (i < pc.count) evaluate(LIST[pc.first + i]);
+  if (i < pc.count) evaluate(LIST(pc.first + i));
 #endif
 }
