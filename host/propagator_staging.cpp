@@ -26,6 +26,10 @@ constexpr size_t kMaxRegions = 256;
 // and a region's fixed cost), shorter runs as scattered pairs (8 bytes an entry).
 constexpr uint32_t kCopyRunMin = 16;
 
+// How far ahead a pass over scattered slots prefetches: enough misses in flight to cover a
+// memory latency, few enough that the lines are still there when their turn comes.
+constexpr uint32_t kPrefetchAhead = 8;
+
 // Ranges -> sorted, disjoint ranges, the closest merged until at most `most` remain.
 std::vector<Range> coalesce(std::vector<Range> ranges, size_t most = kMaxRegions) {
   std::sort(ranges.begin(), ranges.end(),
@@ -263,8 +267,17 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   delta_count = 0;
   if (!to_pack.empty()) {
     if (Status st = grow(deltas, uint32_t(to_pack.size()), false, false); !st) return st;
-    for (uint32_t k = 0; k < to_pack.size(); ++k)
+    for (uint32_t k = 0; k < to_pack.size(); ++k) {
+      // The slots are scattered: ask for the ones a few entities ahead now, so that their
+      // cache misses overlap with this one's work.
+      if (k + kPrefetchAhead < to_pack.size()) {
+        const uint32_t ahead = to_pack[k + kPrefetchAhead];
+        store.prefetch(ahead);
+        order.prefetch(ahead);
+        __builtin_prefetch(&side[ahead]);
+      }
       if (Status st = pack(store, to_pack[k], &deltas.staged<gpu::EntityDelta>(k)); !st) return st;
+    }
     delta_count = uint32_t(to_pack.size());
   }
   std::vector<Range> rare_ranges = std::move(dirty_rare);
