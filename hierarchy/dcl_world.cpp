@@ -19,9 +19,12 @@ float3 dcl_parcel_position(DclParcel parcel) {
   return float3(kDclParcelSize * float(parcel.x), 0.0f, kDclParcelSize * float(parcel.y));
 }
 
-// What the world keeps per entity number of a scene, beside the CRDT state: 16 bytes.
+// What the world keeps per entity number of a scene, beside the CRDT state: 20 bytes.
 struct NumberRecord {
   EntityId parent = kDclRootEntity;  // the parent its Transform names (0: none or the root)
+  // The store slot of the held version: the world alone creates and destroys its entities, and
+  // a slot stays put while its entity lives, so a message reaches the store without a look-up.
+  uint32_t slot = EntityStore::kNoSlot;
   uint32_t stamp = 0;                // the cycle walk that last visited it
   uint16_t version = 0;              // the version held, when kHeld
   uint16_t cycle_next = 0;           // on a cycle: the next member (its parent's number)
@@ -156,7 +159,9 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
   if (e == kDclRootEntity) return;  // the root's place is its parcel, whatever the stream says
   const uint16_t n = dcl_entity_number(e);
   const uint16_t v = dcl_entity_version(e);
-  const bool live = sc.state.known(e);
+  // A Transform held (put or deleted) implies a live entity: one look-up in the common case.
+  const LwwEntry* transform = sc.state.find(e, kDclTransformComponentId);
+  const bool live = transform || sc.state.known(e);
   if (n >= sc.numbers.size()) sc.numbers.resize(size_t(n) + 1);
   const bool held = sc.holds(e);
   if (!live) {
@@ -181,10 +186,13 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
     sc.numbers[n] = NumberRecord{};
     sc.numbers[n].flags = kHeld;
     sc.numbers[n].version = v;
+    sc.numbers[n].slot = store_.slot_of(id);
   }
-  const std::optional<DclTransform> t = dcl_transform_of(sc.state, e);
+  assert(store_.id_at(sc.numbers[n].slot) == id);
+  const std::optional<DclTransform> t =
+      transform && !transform->deleted ? decode_dcl_transform(transform->data) : std::nullopt;
   if (t) {
-    put_dcl_transform_values(store_, id, *t);
+    put_dcl_transform_values(store_, sc.numbers[n].slot, *t);
   } else {
     remove_dcl_transform_values(store_, id);
   }

@@ -183,6 +183,27 @@ bool EntityStore::set_non_uniform_scale(EntityId e, float3 v) {
   return true;
 }
 
+void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation, float scale) {
+  assert(alive_at(s));
+  translation_[s] = translation;
+  rotation_[s] = rotation;
+  scale_[s] = scale;
+  flags_[s] = (flags_[s] & ~bit(Component::NonUniformScale)) | bit(Component::Translation) |
+              bit(Component::Rotation) | bit(Component::Scale);
+  touch(s);
+}
+
+void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation,
+                             float3 non_uniform_scale) {
+  assert(alive_at(s));
+  translation_[s] = translation;
+  rotation_[s] = rotation;
+  non_uniform_scale_[s] = non_uniform_scale;
+  flags_[s] = (flags_[s] & ~bit(Component::Scale)) | bit(Component::Translation) |
+              bit(Component::Rotation) | bit(Component::NonUniformScale);
+  touch(s);
+}
+
 bool EntityStore::set_rotation_euler(EntityId e, EulerOrder order, float3 radians) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;

@@ -26,6 +26,10 @@ CrdtMessage message(const Value& v) {
 Value put(uint32_t lamport, std::vector<uint8_t> data) { return {lamport, false, std::move(data)}; }
 Value del(uint32_t lamport) { return {lamport, true, {}}; }
 
+std::vector<EntityId> ids(std::span<const EntityId> removed) {
+  return {removed.begin(), removed.end()};
+}
+
 struct LwwRow {
   const char* rule;
   Value held;
@@ -96,7 +100,7 @@ TEST(CrdtState, DeleteEntityKillsEveryVersionUpToTheDeletedOne) {
   for (EntityId e : {v0, v1, v3, other}) (void)state.apply(CrdtMessage::put(e, 1, 1, {0x00}));
   const CrdtApplyResult r = state.apply(CrdtMessage::delete_entity(v2));
   EXPECT_EQ(r.outcome, CrdtOutcome::Applied);
-  EXPECT_EQ(r.removed, (std::vector<EntityId>{v0, v1}));
+  EXPECT_EQ(ids(r.removed), (std::vector<EntityId>{v0, v1}));
   EXPECT_FALSE(state.known(v0));
   EXPECT_FALSE(state.known(v1));
   EXPECT_TRUE(state.known(v3));     // a later version lives on
@@ -114,7 +118,7 @@ TEST(CrdtState, DeleteEntityKillsEveryVersionUpToTheDeletedOne) {
   EXPECT_EQ(state.dead_numbers(), (std::vector<std::pair<uint16_t, uint16_t>>{{9, 2}}));
   // A higher version raises the bar and removes what is now dead.
   const CrdtApplyResult higher = state.apply(CrdtMessage::delete_entity(v3));
-  EXPECT_EQ(higher.removed, std::vector<EntityId>{v3});
+  EXPECT_EQ(ids(higher.removed), std::vector<EntityId>{v3});
   EXPECT_EQ(state.entities(), std::vector<EntityId>{other});
 }
 
@@ -142,7 +146,7 @@ TEST(CrdtState, NetworkFormsActAsTheirLocalForms) {
   EXPECT_TRUE(state.find(kE, 1)->deleted);
   CrdtMessage kill = CrdtMessage::delete_entity(kE);
   kill.type = CrdtMessageType::DeleteEntityNetwork;
-  EXPECT_EQ(state.apply(kill).removed, std::vector<EntityId>{kE});
+  EXPECT_EQ(ids(state.apply(kill).removed), std::vector<EntityId>{kE});
   EXPECT_TRUE(state.is_dead(kE));
 }
 
