@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <exception>
 #include <unordered_map>
 
 #include "dcl_sync.h"
@@ -138,12 +139,51 @@ CrdtApplyResult DclWorld::apply(SceneId s, const CrdtMessage& m) {
   return r;
 }
 
+void DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
+  const CrdtApplyResult r = sc.state.apply(m);
+  for_each_entity_to_sync(m, r, [&](EntityId e) { sync(sc, e); });
+}
+
+// A message costs a few cache misses in a big world (its CRDT record, its number's record,
+// its store columns), each waiting for the one before when applied alone. Held in batches of
+// kBatch, the messages' records are requested together, then their store columns, and only
+// then applied: the misses overlap. Messages are applied in stream order, so the outcome is
+// the same as one at a time.
+constexpr size_t kBatch = 16;
+
+void DclWorld::stage(SceneData& sc, const CrdtMessage& m) {
+  if (batch_.size() < kBatch) batch_.resize(kBatch);
+  batch_[batched_++] = m;  // reuses the data's capacity
+  if (batched_ == kBatch) flush(sc);
+}
+
+void DclWorld::flush(SceneData& sc) {
+  for (size_t i = 0; i < batched_; ++i) {
+    const EntityId e = batch_[i].entity;
+    sc.state.prefetch(e);
+    const uint16_t n = dcl_entity_number(e);
+    if (n < sc.numbers.size()) __builtin_prefetch(&sc.numbers[n]);
+  }
+  for (size_t i = 0; i < batched_; ++i) {
+    const uint16_t n = dcl_entity_number(batch_[i].entity);
+    if (n < sc.numbers.size() && (sc.numbers[n].flags & kHeld))
+      store_.prefetch_trs_at(sc.numbers[n].slot);
+  }
+  const size_t count = batched_;
+  batched_ = 0;
+  for (size_t i = 0; i < count; ++i) apply(sc, batch_[i]);
+}
+
 Status DclWorld::feed(SceneId s, std::span<const uint8_t> bytes) {
   SceneData& sc = scene(s);
-  Status st = feed_crdt_bytes(sc.reader, bytes, [&](const CrdtMessage& m) {
-    CrdtApplyResult r = sc.state.apply(m);
-    for_each_entity_to_sync(m, r, [&](EntityId e) { sync(sc, e); });
-  });
+  Status st = feed_crdt_bytes(sc.reader, bytes, [&](const CrdtMessage& m) { stage(sc, m); });
+  // The messages before the end, or before a malformed one, are applied whatever happens.
+  try {
+    flush(sc);
+  } catch (const std::exception& e) {  // std::bad_alloc
+    batched_ = 0;
+    if (st) st = Error{e.what()};
+  }
   if (!st) return Error{"scene '" + sc.name + "': " + st.error().message};
   return st;
 }

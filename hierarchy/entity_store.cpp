@@ -204,6 +204,15 @@ void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation,
   touch(s);
 }
 
+void EntityStore::prefetch_trs_at(uint32_t s) const {
+  __builtin_prefetch(&translation_[s], 1);
+  __builtin_prefetch(&rotation_[s], 1);
+  __builtin_prefetch(&scale_[s], 1);
+  __builtin_prefetch(&non_uniform_scale_[s], 1);
+  __builtin_prefetch(&flags_[s], 1);
+  __builtin_prefetch(&dirty_[s], 1);
+}
+
 bool EntityStore::set_rotation_euler(EntityId e, EulerOrder order, float3 radians) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;

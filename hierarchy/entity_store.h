@@ -76,6 +76,9 @@ class EntityStore {
   // removing Scale.
   void set_trs_at(uint32_t slot, float3 translation, quat rotation, float scale);
   void set_trs_at(uint32_t slot, float3 translation, quat rotation, float3 non_uniform_scale);
+  // A hint that the slot's transform columns are about to be written (set_trs_at): starts
+  // loading their cache lines, so that a caller with several messages in hand overlaps them.
+  void prefetch_trs_at(uint32_t slot) const;
   // Adds a component with its default value (identity, zero pivots, unit scale) or, for the tag
   // components Static and WriteGroupOverride, just the tag. Keeps the value if already present.
   bool add(EntityId e, Component c);

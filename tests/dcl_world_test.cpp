@@ -189,6 +189,26 @@ TEST(DclWorld, RemovingASceneDestroysExactlyItsEntitiesAndItsSlotIsReused) {
   EXPECT_EQ(w.scenes(), (std::vector<SceneId>{a, b}));
 }
 
+// feed() applies messages a batch at a time: the ones before a malformed message are applied
+// all the same, and the error names the scene and the message's offset.
+TEST(DclWorld, MessagesBeforeAMalformedOneAreAppliedAndTheErrorNamesTheScene) {
+  DclWorld w;
+  const SceneId s = w.add_scene("broken", {0, 0}).value();
+  std::vector<CrdtMessage> good;
+  for (EntityId e = 512; e < 552; ++e) good.push_back(put_transform(e, 1, at({1, 0, 0}, 0)));
+  std::vector<uint8_t> bytes = encode_crdt_messages(good);
+  const size_t offset = bytes.size();
+  const std::vector<uint8_t> bad = hex("0c 00 00 00  09 00 00 00  05 00 00 00");
+  bytes.insert(bytes.end(), bad.begin(), bad.end());
+  const Status st = w.feed(s, bytes);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("scene 'broken'"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("offset " + std::to_string(offset)), std::string::npos)
+      << st.error().message;
+  EXPECT_EQ(w.store().size(), 41u);  // the 40 entities and the root
+  EXPECT_TRUE(near(world_of(w, s, 551), T(1, 0, 0)));
+}
+
 TEST(DclWorld, AddingBeyondTheSlotLimitIsAClearError) {
   DclWorld w;
   for (uint32_t i = 0; i < DclWorld::kMaxScenes; ++i) ASSERT_TRUE(w.add_scene("s", {0, 0}));
