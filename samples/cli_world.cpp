@@ -16,6 +16,7 @@
 #include "cli_report.h"
 #include "compare.h"
 #include "dcl_world.h"
+#include "dcl_world_dump.h"
 #include "dcl_world_gen.h"
 #include "depth_order.h"
 #include "reference.h"
@@ -50,6 +51,7 @@ struct WorldReport {
   uint64_t shadowed = 0;
   std::optional<ValidationReport> validation;  // the worst frame's
   uint32_t validation_frame = 0;
+  std::string dump;  // the file written, if any
 };
 
 double median(std::vector<double> v) {
@@ -121,6 +123,9 @@ void print_world_summary(std::FILE* out, const WorldReport& r) {
                median_of(steady, evaluate_of), median_of(steady, gpu_ms),
                median_of(steady, host_ms), median_of(steady, frame_ms),
                r.frames.size() > 1 ? "frames 1 on; frame 0 loads the world" : "frame 0");
+  if (!r.dump.empty())
+    std::fprintf(out, "dump             %s (after frame %zu)\n", r.dump.c_str(),
+                 r.frames.size() - 1);
   if (r.validation)
     std::fprintf(out, "validate         %s (worst frame %u; store entity %u is scene slot %u, "
                       "entity number %u)\n",
@@ -173,6 +178,7 @@ std::string world_json(const WorldReport& r) {
   } else {
     j["validate"] = nullptr;
   }
+  j["dump"] = r.dump.empty() ? json(nullptr) : json(r.dump);
   return j.dump();
 }
 
@@ -218,6 +224,13 @@ class Replay {
   }
 
   DclWorld& world() { return world_; }
+  // The loaded scenes in the streams' (the manifest's) order.
+  std::vector<DclWorld::SceneId> loaded() const {
+    std::vector<DclWorld::SceneId> out;
+    for (const std::optional<DclWorld::SceneId>& id : ids_)
+      if (id) out.push_back(*id);
+    return out;
+  }
   uint64_t shadowed() const {
     uint64_t n = 0;
     for (DclWorld::SceneId s : world_.scenes()) n += world_.shadowed(s);
@@ -237,8 +250,6 @@ bool is_world_input(const std::string& scene) {
 }
 
 int run_world(const RunOptions& options, const std::string& input) {
-  if (!options.dump.empty())
-    return fail("--dump writes one scene's matrices; a world has no dump yet (" + input + ")");
   WorldReport report;
   report.input = input;
   auto start = Clock::now();
@@ -294,8 +305,9 @@ int run_world(const RunOptions& options, const std::string& input) {
         frame.evaluate_ms = ms_since(start);
       }
     }
+    const bool dump_now = !options.dump.empty() && f + 1 == frames;
     if (gpu) {
-      Result<Evaluation> evaluated = gpu->frame(store, options.validate);
+      Result<Evaluation> evaluated = gpu->frame(store, options.validate || (on_gpu && dump_now));
       if (!evaluated) return fail("frame " + std::to_string(f) + ": " + evaluated.error().message);
       if (on_gpu) {
         frame.on_gpu = true;
@@ -316,8 +328,21 @@ int run_world(const RunOptions& options, const std::string& input) {
           report.validation_frame = f;
         }
       }
+      // The dump shows what the backend that ran computed.
+      if (on_gpu && dump_now) {
+        order = std::move(evaluated->order);
+        local_to_world = std::move(evaluated->local_to_world);
+      }
     }
     report.frames.push_back(frame);
+  }
+  if (!options.dump.empty()) {
+    const std::vector<DclWorld::SceneId> scenes = replay.loaded();
+    if (Status s = write_world_dump(options.dump, replay.world(), scenes, frames, order,
+                                    local_to_world);
+        !s)
+      return fail(s.error().message);
+    report.dump = options.dump;
   }
   report.shadowed = replay.shadowed();
 
