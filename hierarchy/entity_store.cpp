@@ -161,6 +161,29 @@ bool EntityStore::set_non_uniform_scale(EntityId e, float3 v) {
   return true;
 }
 
+void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation, float scale) {
+  assert(alive_at(s));
+  Record& r = rec_[s];
+  r.translation = translation;
+  r.rotation = rotation;
+  r.scale = scale;
+  r.flags = (r.flags & ~bit(Component::NonUniformScale)) | bit(Component::Translation) |
+            bit(Component::Rotation) | bit(Component::Scale);
+  touch(s);
+}
+
+void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation,
+                             float3 non_uniform_scale) {
+  assert(alive_at(s));
+  Record& r = rec_[s];
+  r.translation = translation;
+  r.rotation = rotation;
+  r.non_uniform_scale = non_uniform_scale;
+  r.flags = (r.flags & ~bit(Component::Scale)) | bit(Component::Translation) |
+            bit(Component::Rotation) | bit(Component::NonUniformScale);
+  touch(s);
+}
+
 bool EntityStore::set_rotation_euler(EntityId e, EulerOrder order, float3 radians) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;

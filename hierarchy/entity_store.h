@@ -71,6 +71,12 @@ class EntityStore {
   // A user-written matrix value.
   bool set_matrix(EntityId e, MatrixComponent m, const float4x4& value);
   bool set_parent(EntityId e, EntityId parent);
+  // A whole local transform at a live slot, for ingest paths that find an entity's slot once a
+  // message rather than once a setter (a Decentraland Transform message): Translation,
+  // Rotation and Scale, removing NonUniformScale; or, with a float3 scale, NonUniformScale,
+  // removing Scale.
+  void set_trs_at(uint32_t slot, float3 translation, quat rotation, float scale);
+  void set_trs_at(uint32_t slot, float3 translation, quat rotation, float3 non_uniform_scale);
   // Adds a component with its default value (identity, zero pivots, unit scale) or, for the tag
   // components Static and WriteGroupOverride, just the tag. Keeps the value if already present.
   bool add(EntityId e, Component c);
@@ -100,8 +106,9 @@ class EntityStore {
   const RareComponents* rare_at(uint32_t slot) const {
     return rec_[slot].rare_index == kNoSlot ? nullptr : &rare_[rec_[slot].rare_index];
   }
-  // A hint for passes over scattered slots (the changed ones): starts loading the slot's record,
-  // so that the misses of several slots overlap instead of queueing one by one.
+  // A hint for passes over scattered slots (the changed ones, or a batch of messages about to be
+  // applied with set_trs_at): starts loading the slot's record, so that the misses of several
+  // slots overlap instead of queueing one by one.
   void prefetch(uint32_t slot) const { __builtin_prefetch(&rec_[slot]); }
   // Whether a Static entity's LocalToWorld has been computed in an earlier frame, so that every
   // backend now keeps it frozen.

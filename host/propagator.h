@@ -204,6 +204,10 @@ class Propagator {
   void record(VkCommandBuffer cmd);
   // update + record into an internal command buffer + submit + wait + store.mark_statics_baked().
   Status run(EntityStore& store);
+  // run() after its update(): records the frame the last update() staged into the internal
+  // command buffer, submits it, waits and calls store.mark_statics_baked(). update() then
+  // run_staged() is run() in two steps, for a caller that times the host's part apart.
+  Status run_staged(EntityStore& store);
 
   OutputBinding output() const;
   // The depth order of the last update(): levels, attached parents and level segments by slot.

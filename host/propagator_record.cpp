@@ -235,8 +235,12 @@ void Propagator::record(VkCommandBuffer cmd) {
 }
 
 Status Propagator::run(EntityStore& store) {
-  Impl& m = *impl_;
   if (Status st = update(store); !st) return st;
+  return run_staged(store);
+}
+
+Status Propagator::run_staged(EntityStore& store) {
+  Impl& m = *impl_;
   if (Status st = m.begin_internal("the frame"); !st) return st;
   record(m.cmd);
   if (Status st = m.submit_internal_and_wait("the frame"); !st) return st;

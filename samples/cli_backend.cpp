@@ -52,8 +52,12 @@ std::string GpuBackend::device_name() const { return impl_->context->device_name
 Result<Evaluation> GpuBackend::frame(EntityStore& store, bool read_back) {
   Propagator& gpu = *impl_->propagator;
   const auto start = std::chrono::steady_clock::now();
-  if (Status st = gpu.run(store); !st) return Error{"the GPU frame failed: " + st.error().message};
   Evaluation e;
+  if (Status st = gpu.update(store); !st)
+    return Error{"the GPU frame failed: " + st.error().message};
+  e.update_ms = ms_since(start);
+  if (Status st = gpu.run_staged(store); !st)
+    return Error{"the GPU frame failed: " + st.error().message};
   std::vector<float4x4> by_slot;
   if (read_back) {
     Result<std::vector<float4x4>> matrices = gpu.read_back();

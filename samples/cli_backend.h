@@ -23,6 +23,7 @@ struct Evaluation {
   std::optional<StageTimes> gpu_times;  // GPU path: timestamp queries, when the queue has them
   double sort_ms = 0;                   // depth sort (CPU path; the GPU path sorts in update)
   double evaluate_ms = 0;               // wall clock: evaluate, or upload + submit + wait + read
+  double update_ms = 0;                 // GPU path: Propagator::update, the host's share of it
 };
 
 // A headless Vulkan context with a Propagator on it.

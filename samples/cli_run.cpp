@@ -52,8 +52,8 @@ std::string default_scene() { return bundled_asset("solar_system.json"); }
 const char* run_usage() {
   return "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--seed N] [--dump FILE]\n"
          "                 [--device NAME|INDEX] [--max-buffer-bytes B] [--validate] [--json]\n"
-         "       tprop run WORLD [--frames N] [--save-world DIR] [--backend ...] [--seed N]\n"
-         "                 [--device ...] [--max-buffer-bytes B] [--validate] [--json]\n"
+         "       tprop run WORLD [--frames N] [--save-world DIR] [--dump FILE] [--backend ...]\n"
+         "                 [--seed N] [--device ...] [--max-buffer-bytes B] [--validate] [--json]\n"
          "\n"
          "Loads SCENE (default: the bundled solar system), computes every entity's\n"
          "LocalToWorld once and prints a summary: entities, roots, levels, cycles broken,\n"
@@ -64,7 +64,10 @@ const char* run_usage() {
          "                      spec: gen:chain:N, gen:flat:N, gen:forest:N[:B],\n"
          "                      gen:dcl:SCENES:ENTITIES, or - for standard input; or a\n"
          "                      Decentraland WORLD: a folder with world.json, or\n"
-         "                      gen:dclworld:SCENES[:PARCELS] (README.md)\n"
+         "                      gen:dclworld:SCENES[:PARCELS][:walk=VIEW] (README.md); with\n"
+         "                      walk=VIEW a player walks east from parcel -150,-150 one parcel\n"
+         "                      a frame, and scenes load when they come within VIEW parcels\n"
+         "                      of the player and unload when they fall behind\n"
          "  --frames N          replay a WORLD for N frames (default: as many as its streams\n"
          "                      fill; a generated world: 1) and report each frame's times\n"
          "  --save-world DIR    write the WORLD's streams and world.json into DIR\n"
@@ -86,6 +89,11 @@ const char* run_usage() {
          "                      from the backend that ran:\n"
          "                      {\"entities\": [{\"id\": 1, \"name\": \"sun\",\n"
          "                                     \"localToWorld\": [16 numbers, column-major]}]}\n"
+         "                      a WORLD's, after its last frame, by scene and entity id (id 0:\n"
+         "                      the scene root; ids are the scene stream's own):\n"
+         "                      {\"frames\": N, \"scenes\": [{\"name\": \"plaza\", \"slot\": 0,\n"
+         "                        \"parcel\": [x, y], \"entities\": [{\"id\": 512,\n"
+         "                        \"localToWorld\": [...]}]}]}\n"
          "  -h, --help          print this help\n"
          "\n"
          "Work longer than a second shows a progress line on stderr when it is a terminal.\n"
@@ -101,7 +109,7 @@ int run_command(const std::vector<std::string>& args) {
   if (is_world_input(options.scene)) return run_world(options, options.scene);
   if (options.frames || !options.save_world.empty()) {
     const Error e{"--frames and --save-world replay a world (a folder with world.json, or "
-                  "gen:dclworld:SCENES[:PARCELS]), not '" +
+                  "gen:dclworld:SCENES[:PARCELS][:walk=VIEW]), not '" +
                   (options.scene.empty() ? default_scene() : options.scene) + "'"};
     return *usage_or_help("run", &e, false, run_usage());
   }
