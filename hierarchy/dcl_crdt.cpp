@@ -95,21 +95,6 @@ CrdtMessage CrdtMessage::delete_entity(EntityId e) {
   return m;
 }
 
-bool crdt_type_has_data(CrdtMessageType type) {
-  return type == CrdtMessageType::PutComponent || type == CrdtMessageType::AppendValue ||
-         type == CrdtMessageType::PutComponentNetwork;
-}
-
-bool crdt_type_has_component(CrdtMessageType type) {
-  return type != CrdtMessageType::DeleteEntity && type != CrdtMessageType::DeleteEntityNetwork;
-}
-
-bool crdt_type_is_network(CrdtMessageType type) {
-  return type == CrdtMessageType::PutComponentNetwork ||
-         type == CrdtMessageType::DeleteComponentNetwork ||
-         type == CrdtMessageType::DeleteEntityNetwork;
-}
-
 size_t crdt_encoded_size(const CrdtMessage& m) {
   assert(valid_type(uint32_t(m.type)));
   return fixed_size(m.type) + (crdt_type_has_data(m.type) ? m.data.size() : 0);
@@ -183,9 +168,24 @@ Result<std::optional<CrdtMessage>> CrdtStreamReader::next() {
 
 Result<bool> CrdtStreamReader::next(CrdtMessage& out) {
   if (error_) return *error_;
-  const size_t available = buffer_.size() - read_;
-  if (available < kCrdtHeaderSize) return false;
-  const uint8_t* p = buffer_.data() + read_;
+  Result<size_t> length = parse(buffer_.data() + read_, buffer_.size() - read_, out);
+  if (!length) return length.error();
+  if (*length == 0) return false;
+  read_ += *length;
+  consumed_ += *length;
+  return true;
+}
+
+size_t CrdtStreamReader::missing_bytes() const {
+  const size_t available = pending_bytes();
+  if (available < kCrdtHeaderSize) return kCrdtHeaderSize - available;
+  const uint32_t length = read_u32_le(buffer_.data() + read_);
+  // A length next() refuses needs no more bytes: the next call of next() reports it.
+  return length > available ? length - available : 1;
+}
+
+Result<size_t> CrdtStreamReader::parse(const uint8_t* p, size_t available, CrdtMessage& out) {
+  if (available < kCrdtHeaderSize) return size_t(0);
   const uint32_t length = read_u32_le(p);
   const uint32_t raw_type = read_u32_le(p + 4);
   // Everything the header alone can tell is checked before waiting for the body, so a corrupt
@@ -201,7 +201,7 @@ Result<bool> CrdtStreamReader::next(CrdtMessage& out) {
   if (!crdt_type_has_data(type) && length != fixed)
     return fail("length " + std::to_string(length) + " does not match the " +
                 std::to_string(fixed) + " bytes of " + crdt_message_type_name(type));
-  if (available < fixed) return false;
+  if (available < fixed) return size_t(0);
   if (crdt_type_has_data(type)) {
     const uint32_t data_length = read_u32_le(p + fixed - 4);
     if (data_length != length - fixed)
@@ -209,11 +209,9 @@ Result<bool> CrdtStreamReader::next(CrdtMessage& out) {
                   std::to_string(length) + " (" + std::to_string(length - fixed) +
                   " bytes of data)");
   }
-  if (available < length) return false;
+  if (available < length) return size_t(0);
   parse_body(type, p, length, out);
-  read_ += length;
-  consumed_ += length;
-  return true;
+  return size_t(length);
 }
 
 Status CrdtStreamReader::finish() const {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <string>
@@ -67,10 +68,19 @@ struct CrdtMessage {
 };
 
 // Whether the type carries data (PUT, APPEND, PUT_NETWORK), a component (all but the
-// DELETE_ENTITY forms), a network id (5, 6, 7).
-bool crdt_type_has_data(CrdtMessageType type);
-bool crdt_type_has_component(CrdtMessageType type);
-bool crdt_type_is_network(CrdtMessageType type);
+// DELETE_ENTITY forms), a network id (5, 6, 7). Inline: they are asked several times a message.
+inline bool crdt_type_has_data(CrdtMessageType type) {
+  return type == CrdtMessageType::PutComponent || type == CrdtMessageType::AppendValue ||
+         type == CrdtMessageType::PutComponentNetwork;
+}
+inline bool crdt_type_has_component(CrdtMessageType type) {
+  return type != CrdtMessageType::DeleteEntity && type != CrdtMessageType::DeleteEntityNetwork;
+}
+inline bool crdt_type_is_network(CrdtMessageType type) {
+  return type == CrdtMessageType::PutComponentNetwork ||
+         type == CrdtMessageType::DeleteComponentNetwork ||
+         type == CrdtMessageType::DeleteEntityNetwork;
+}
 // The message's size on the wire, header included.
 size_t crdt_encoded_size(const CrdtMessage& m);
 // Appends the wire form of m. m.type must be one of the seven; data is ignored by types
@@ -92,6 +102,13 @@ class CrdtStreamReader {
   // The same into `out` (true: a message was read), reusing its data's capacity: no allocation
   // per message when one message object is read into again and again.
   Result<bool> next(CrdtMessage& out);
+  // append(bytes), then every message read is handed to on_message(const CrdtMessage&), read
+  // into `scratch`; the same messages and errors as append() and next() in a loop, but the
+  // messages that lie whole in `bytes` are read where they are: only a message cut by the end
+  // of a chunk is copied into the reader. A malformed message returns its error (sticky, as
+  // next()'s) after the messages before it were handed out.
+  template <class OnMessage>
+  Status feed(std::span<const uint8_t> bytes, CrdtMessage& scratch, OnMessage&& on_message);
   // The stream has ended: an error when an incomplete message is left over (its length runs
   // past the end of the stream), or when the reader already failed.
   Status finish() const;
@@ -104,11 +121,43 @@ class CrdtStreamReader {
 
  private:
   Error fail(std::string message);
+  // Reads the message at p if all of it is among the `available` bytes: its length, 0 when
+  // more bytes are needed, or the error (offsets counted from consumed_).
+  Result<size_t> parse(const uint8_t* p, size_t available, CrdtMessage& out);
+  // How many more bytes the incomplete message in the buffer needs before next() can tell
+  // more: the rest of its header, else the rest of its length.
+  size_t missing_bytes() const;
 
   std::vector<uint8_t> buffer_;
   size_t read_ = 0;        // index in buffer_ of the next message
   uint64_t consumed_ = 0;  // stream offset of buffer_[read_]
   std::optional<Error> error_;
 };
+
+template <class OnMessage>
+Status CrdtStreamReader::feed(std::span<const uint8_t> bytes, CrdtMessage& scratch,
+                              OnMessage&& on_message) {
+  if (error_) return *error_;
+  // A message begun by earlier bytes is completed through the buffer, a few bytes at a time...
+  while (!bytes.empty() && pending_bytes() > 0) {
+    const size_t take = std::min(bytes.size(), missing_bytes());
+    append(bytes.first(take));
+    bytes = bytes.subspan(take);
+    Result<bool> got = next(scratch);
+    if (!got) return got.error();
+    if (*got) on_message(static_cast<const CrdtMessage&>(scratch));
+  }
+  // ...and the rest is read in place.
+  while (!bytes.empty()) {
+    Result<size_t> length = parse(bytes.data(), bytes.size(), scratch);
+    if (!length) return length.error();
+    if (*length == 0) break;
+    consumed_ += *length;
+    bytes = bytes.subspan(*length);
+    on_message(static_cast<const CrdtMessage&>(scratch));
+  }
+  append(bytes);
+  return ok_status();
+}
 
 }  // namespace tprop

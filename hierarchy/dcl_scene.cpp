@@ -27,18 +27,14 @@ std::string counted(uint64_t n, const char* one, const char* many) {
 
 }  // namespace
 
-void put_dcl_transform_values(EntityStore& store, EntityId id, const DclTransform& t) {
+void put_dcl_transform_values(EntityStore& store, uint32_t slot, const DclTransform& t) {
   const auto same_bits = [](float a, float b) {
     return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
   };
-  store.set_translation(id, t.position);
-  store.set_rotation(id, t.rotation);
   if (same_bits(t.scale.x, t.scale.y) && same_bits(t.scale.x, t.scale.z)) {
-    store.remove(id, Component::NonUniformScale);
-    store.set_scale(id, t.scale.x);
+    store.set_trs_at(slot, t.position, t.rotation, t.scale.x);
   } else {
-    store.remove(id, Component::Scale);
-    store.set_non_uniform_scale(id, t.scale);
+    store.set_trs_at(slot, t.position, t.rotation, t.scale);
   }
 }
 
@@ -92,7 +88,7 @@ void DclScene::sync(EntityId e) {
     store_.remove(e, Component::Parent);
     return;
   }
-  put_dcl_transform_values(store_, e, *t);
+  put_dcl_transform_values(store_, store_.slot_of(e), *t);
   if (t->parent == kDclRootEntity) {
     store_.remove(e, Component::Parent);
   } else {

@@ -7,8 +7,8 @@
 // - Every live recorded entity except the root (entity 0) is a store entity, keyed by its full
 //   32-bit id (number in the low 16 bits, version in the high 16).
 // - With a valid Transform (44 bytes): Translation = position, Rotation = rotation, the scale as
-//   Scale when its three components are equal (the same matrix, and it spares the entity the
-//   store's rare side record) else NonUniformScale, and Parent = parent unless it is 0.
+//   Scale when its three components are equal (the same matrix) else NonUniformScale, and
+//   Parent = parent unless it is 0.
 // - Without one (never put, deleted, or malformed data): no transform component at all, so the
 //   entity is identity at the root, and entities whose Transform names it as parent still do and
 //   follow it (the A..F example of the spec).

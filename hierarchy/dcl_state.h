@@ -15,20 +15,22 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "dcl_crdt.h"
+#include "small_bytes.h"
 
 namespace tprop {
 
 // The value held for one (entity, component).
 struct LwwEntry {
   uint32_t lamport = 0;
-  bool deleted = false;       // a DELETE_COMPONENT tombstone: it keeps its lamport, no data
-  std::vector<uint8_t> data;  // the PUT's bytes
+  bool deleted = false;  // a DELETE_COMPONENT tombstone: it keeps its lamport, no data
+  SmallBytes data;       // the PUT's bytes
 };
 
 // What a message did to the state.
@@ -42,8 +44,10 @@ enum class CrdtOutcome : uint8_t {
 
 struct CrdtApplyResult {
   CrdtOutcome outcome = CrdtOutcome::NoOp;
-  bool entity_created = false;    // the first message for this entity: it exists now
-  std::vector<EntityId> removed;  // DELETE_ENTITY: the recorded entities it killed
+  bool entity_created = false;  // the first message for this entity: it exists now
+  // DELETE_ENTITY: the recorded entities it killed, in increasing id order. It points into the
+  // state, which reuses the array, so it is valid until the state's next apply().
+  std::span<const EntityId> removed;
 };
 
 struct CrdtCounts {
@@ -58,40 +62,83 @@ struct CrdtCounts {
   uint64_t total() const;
 };
 
+// Entity numbers are dense in practice (the SDK counts them up from 512 and reuses deleted ones
+// at the next version), so the state is kept by number in pages of flat records, not in
+// node-based maps: a message costs a page look-up and its record, and nothing is allocated
+// while a number's Transform changes. The Transform, the one component tprop reads, is held in
+// the record itself; other components sit in a list per entity. A number holds one live version
+// in place; further live versions of the same number (which the SDK never makes) go to a
+// side map.
 class CrdtState {
  public:
+  CrdtState();
+  ~CrdtState();
+  CrdtState(CrdtState&&) noexcept;
+  CrdtState& operator=(CrdtState&&) noexcept;
+
   CrdtApplyResult apply(const CrdtMessage& m);
 
-  // The value held for (e, component); nullptr when no message for it has been kept.
+  // The value held for (e, component); nullptr when no message for it has been kept. Valid
+  // until the next apply().
   const LwwEntry* find(EntityId e, uint32_t component) const;
   // Whether a message has recorded e and it is not dead.
-  bool known(EntityId e) const { return entities_.count(e) != 0; }
+  bool known(EntityId e) const { return locate(e) != nullptr; }
   // Whether e's number has been deleted at e's version or a later one.
   bool is_dead(EntityId e) const;
   // The recorded (live) entities, in increasing id order.
   std::vector<EntityId> entities() const;
-  size_t entity_count() const { return entities_.size(); }
+  size_t entity_count() const { return live_count_; }
   // The (number, highest dead version) pairs, in increasing number order.
   std::vector<std::pair<uint16_t, uint16_t>> dead_numbers() const;
   const CrdtCounts& counts() const { return counts_; }
+  // A hint that a message for e comes soon: starts loading its record into the cache, so that
+  // a caller holding several messages overlaps their memory latencies.
+  void prefetch(EntityId e) const {
+    if (const NumberRecord* nr = number(dcl_entity_number(e))) {
+      __builtin_prefetch(nr);
+      __builtin_prefetch(reinterpret_cast<const char*>(nr) + sizeof(NumberRecord) - 1);
+    }
+  }
 
  private:
+  static constexpr uint32_t kNoList = 0xffffffffu;
+  static constexpr uint32_t kPageBits = 8;  // 256 numbers a page
+
   struct EntityRecord {
-    // Few components per entity: a flat list searched linearly.
-    std::vector<std::pair<uint32_t, LwwEntry>> components;
+    LwwEntry transform;         // meaningful when has_transform
+    uint32_t others = kNoList;  // index in other_lists_ of its other components
+    bool has_transform = false;
+  };
+  struct NumberRecord {
+    EntityRecord held;          // the live version `version`, when kLive
+    uint16_t version = 0;
+    uint16_t dead_version = 0;  // when kDead: every version up to it is dead
+    uint8_t flags = 0;          // kLive, kDead, kExtras
+  };
+  struct Page {
+    NumberRecord at[size_t(1) << kPageBits];
   };
 
-  // Returns the entity's record, creating it (and noting that) when it is new.
-  EntityRecord& record(EntityId e, bool& created);
+  const NumberRecord* number(uint16_t n) const;
+  NumberRecord& number_for_write(uint16_t n);
+  const EntityRecord* locate(EntityId e) const;
+  // Returns the record of e (whose number's record is nr), creating it (and noting that) when
+  // it is new.
+  EntityRecord& record(NumberRecord& nr, EntityId e, bool& created);
+  LwwEntry* component_for_write(EntityRecord& rec, uint32_t component, bool& present);
+  void forget(EntityRecord& rec);
   CrdtApplyResult apply_lww(const CrdtMessage& m, bool deleted);
   CrdtApplyResult apply_delete_entity(EntityId e);
   CrdtApplyResult count(CrdtApplyResult r);
 
-  std::unordered_map<EntityId, EntityRecord> entities_;
-  // Number -> versions recorded in entities_, so that a DELETE_ENTITY finds them all.
-  std::unordered_map<uint16_t, std::vector<uint16_t>> versions_;
-  // Number -> the highest deleted version: versions up to it are dead.
-  std::unordered_map<uint16_t, uint16_t> dead_;
+  std::vector<std::unique_ptr<Page>> pages_;  // by number >> kPageBits; null until used
+  // Live versions of a number beside the one held in place, keyed number << 16 | version.
+  std::map<uint32_t, EntityRecord> extras_;
+  // Components other than Transform, a list per entity that has any, with a free list.
+  std::vector<std::vector<std::pair<uint32_t, LwwEntry>>> other_lists_;
+  std::vector<uint32_t> free_lists_;
+  std::vector<EntityId> removed_;  // the last DELETE_ENTITY's victims
+  size_t live_count_ = 0;
   CrdtCounts counts_;
 };
 

@@ -35,10 +35,11 @@ void for_each_entity_to_sync(const CrdtMessage& m, const CrdtApplyResult& r, Syn
 // 44 bytes long): then e is identity at its scene's root.
 std::optional<DclTransform> dcl_transform_of(const CrdtState& state, EntityId e);
 
-// Position, rotation and scale of t on store entity `id` (which must exist): the scale as Scale
-// when its three components are equal (the same matrix, and it spares the entity the store's
-// rare side record), else NonUniformScale. Parent is left to the caller.
-void put_dcl_transform_values(EntityStore& store, EntityId id, const DclTransform& t);
+// Position, rotation and scale of t on the store entity at `slot` (which must be live): the
+// scale as Scale when its three components are equal (the same matrix), else NonUniformScale.
+// Parent is left to the caller. By slot: the caller finds the slot once a message, not once a
+// component.
+void put_dcl_transform_values(EntityStore& store, uint32_t slot, const DclTransform& t);
 // Removes Translation, Rotation, Scale and NonUniformScale (not Parent).
 void remove_dcl_transform_values(EntityStore& store, EntityId id);
 
@@ -47,14 +48,8 @@ void remove_dcl_transform_values(EntityStore& store, EntityId id);
 template <class Apply>
 Status feed_crdt_bytes(CrdtStreamReader& reader, std::span<const uint8_t> bytes, Apply&& apply) {
   try {
-    reader.append(bytes);
     CrdtMessage m;  // read into again and again
-    for (;;) {
-      Result<bool> got = reader.next(m);
-      if (!got) return got.error();
-      if (!got.value()) return ok_status();
-      apply(static_cast<const CrdtMessage&>(m));
-    }
+    return reader.feed(bytes, m, apply);
   } catch (const std::exception& e) {  // std::bad_alloc: nothing else throws here
     return Error{"CRDT stream at byte offset " + std::to_string(reader.offset()) + ": " +
                  e.what()};

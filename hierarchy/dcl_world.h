@@ -112,6 +112,9 @@ class DclWorld {
 
   SceneData& scene(SceneId s);
   const SceneData& scene(SceneId s) const;
+  void apply(SceneData& sc, const CrdtMessage& m);
+  void stage(SceneData& sc, const CrdtMessage& m);
+  void flush(SceneData& sc);
   void sync(SceneData& sc, EntityId e);
   void release(SceneData& sc, uint16_t number);
   void relink(SceneData& sc, uint16_t number);
@@ -124,6 +127,9 @@ class DclWorld {
   std::vector<std::unique_ptr<SceneData>> scenes_;  // by slot; null for a free slot
   std::vector<SceneId> free_slots_;
   size_t scene_count_ = 0;
+  // Messages read but not yet applied (feed applies them a few at a time, see flush()).
+  std::vector<CrdtMessage> batch_;
+  size_t batched_ = 0;
 };
 
 }  // namespace tprop

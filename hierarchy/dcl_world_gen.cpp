@@ -12,6 +12,7 @@
 
 #include "dcl_crdt.h"
 #include "dcl_transform.h"
+#include "dcl_world_walk.h"
 #include "generator_support.h"
 #include "scene_generators.h"
 #include "scene_input.h"
@@ -25,6 +26,7 @@ constexpr uint32_t kMaxParcels = (65536 - kFirstUserEntity) / kDclWorldEntitiesP
 constexpr uint32_t kCityRow = 300;  // parcels a row when laying scenes out through the city
 constexpr int32_t kCityCorner = -150;
 constexpr uint8_t kMaxDepth = 4;
+constexpr uint64_t kMaxView = 300;  // the city is 301 parcels across
 
 // One scene's stream as the generator writes it, frame after frame.
 class SceneStreamGenerator {
@@ -205,15 +207,27 @@ bool is_dcl_world_spec(std::string_view spec) { return spec.starts_with("gen:dcl
 Result<DclWorldStreams> generate_dcl_world(std::string_view spec, uint32_t frames,
                                            uint64_t seed) {
   const std::vector<std::string_view> f = split_spec(spec);
-  if ((f.size() != 3 && f.size() != 4) || f[0] != "gen" || f[1] != "dclworld")
-    return spec_error(spec, "expected gen:dclworld:SCENES or gen:dclworld:SCENES:PARCELS");
+  if (f.size() < 3 || f.size() > 5 || f[0] != "gen" || f[1] != "dclworld")
+    return spec_error(spec, "expected gen:dclworld:SCENES[:PARCELS][:walk=VIEW]");
   auto scenes = parse_spec_number(spec, f[2], "SCENES", 1, DclWorld::kMaxScenes);
   if (!scenes) return scenes.error();
   uint64_t parcels = kDclWorldDefaultParcels;
-  if (f.size() == 4) {
-    auto p = parse_spec_number(spec, f[3], "PARCELS", 1, kMaxParcels);
-    if (!p) return p.error();
-    parcels = *p;
+  std::optional<DclWalk> walk;
+  for (size_t k = 3; k < f.size(); ++k) {
+    if (f[k].starts_with("walk=")) {
+      if (walk) return spec_error(spec, "walk=VIEW is given twice");
+      auto view = parse_spec_number(spec, f[k].substr(5), "VIEW", 0, kMaxView);
+      if (!view) return view.error();
+      walk = DclWalk{{kCityCorner, kCityCorner}, uint32_t(*view)};
+    } else if (k == 3) {
+      auto p = parse_spec_number(spec, f[k], "PARCELS", 1, kMaxParcels);
+      if (!p) return p.error();
+      parcels = *p;
+    } else {
+      return spec_error(spec, "'" + std::string(f[k]) +
+                                  "' is not walk=VIEW (expected gen:dclworld:SCENES[:PARCELS]"
+                                  "[:walk=VIEW])");
+    }
   }
   const uint64_t entities = parcels * kDclWorldEntitiesPerParcel;
   if (*scenes * entities > kMaxGeneratedEntities)
@@ -225,17 +239,27 @@ Result<DclWorldStreams> generate_dcl_world(std::string_view spec, uint32_t frame
   try {
     DclWorldStreams world;
     world.source = std::string(spec);
-    world.scenes.resize(*scenes);
     for (uint64_t i = 0; i < *scenes; ++i) {
-      DclWorldScene& s = world.scenes[i];
-      s.name = "scene" + std::to_string(i);
       const uint64_t at = i * parcels;
-      s.parcel = {int32_t(kCityCorner + int64_t(at % kCityRow)),
-                  int32_t(kCityCorner + int64_t(at / kCityRow))};
-      // A seed per scene: a scene's stream does not depend on how many scenes come before it.
+      const DclParcel parcel{int32_t(kCityCorner + int64_t(at % kCityRow)),
+                             int32_t(kCityCorner + int64_t(at / kCityRow))};
+      // Without a walk every scene is loaded from frame 0 on; with one, a scene the player
+      // never sees in these frames is not generated at all.
+      std::optional<DclViewSpan> span = DclViewSpan{};
+      if (walk) span = dcl_view_span(*walk, parcel, uint32_t(parcels), frames);
+      if (!span) continue;
+      DclWorldScene& s = world.scenes.emplace_back();
+      s.name = "scene" + std::to_string(i);
+      s.parcel = parcel;
+      s.load_frame = span->first;
+      s.unload_frame = span->end;
+      // A seed per scene: a scene's stream does not depend on how many scenes come before it,
+      // nor on when it loads (its frames count from its load, as an explorer runs a scene that
+      // comes into view from its start).
       SceneStreamGenerator gen(s, seed * 0x9E3779B97F4A7C15ull + i, uint32_t(parcels));
       gen.create_all(uint32_t(entities));
-      for (uint32_t frame = 1; frame < frames; ++frame) gen.next_frame(frame);
+      const uint32_t chunks = span->end.value_or(frames) - span->first;
+      for (uint32_t frame = 1; frame < chunks; ++frame) gen.next_frame(frame);
     }
     return world;
   } catch (const std::exception& e) {  // std::bad_alloc

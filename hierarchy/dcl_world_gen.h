@@ -14,15 +14,19 @@
 // within the stream), load and unload (frame numbers, unload > load) are optional. Without
 // "frames" the whole stream is one frame.
 //
-// gen:dclworld:SCENES[:PARCELS] (PARCELS from 1 to 325, default 5): SCENES scenes of PARCELS
-// parcels each, placed side by side through Genesis City from parcel (-150, -150), 300
-// parcels a row, each with PARCELS * 200 entities (the SDK's limit for its size, numbered from
-// 512). Frame 0 creates them all: a forest up to 4 levels below the scene root, positions within
+// gen:dclworld:SCENES[:PARCELS][:walk=VIEW] (PARCELS from 1 to 325, default 5): SCENES scenes
+// of PARCELS parcels each, placed side by side through Genesis City from parcel (-150, -150),
+// 300 parcels a row, each with PARCELS * 200 entities (the SDK's limit for its size, numbered
+// from 512). Frame 0 creates them all: a forest up to 4 levels below the scene root, positions within
 // the scene's parcels, yaw rotations, a non-uniform scale on every 8th. Every later frame
 // moves 1% of the live entities (a new Transform; one move in ten also re-parents to an entity
 // of a lower number or the root), deletes 0.1% (DELETE_ENTITY; their children then stand at the
 // scene root) and creates as many (half of them reuse a deleted number at the next version),
 // and every 4th frame ties two entities into a parenting cycle that the next frame undoes.
+// With walk=VIEW (0 to 300 parcels) a player walks east from parcel (-150, -150) one parcel a
+// frame (dcl_world_walk.h): a scene loads in the frame it comes within VIEW parcels of the
+// player and unloads in the frame it falls out of view, its stream starting anew from its
+// creation at its load (its frames count from there); scenes never in view are left out.
 #pragma once
 
 #include <cstdint>

@@ -13,6 +13,21 @@
 namespace tprop {
 namespace {
 
+// The shortest decimal that reads back as the same float (std::to_chars' guarantee): "0.1",
+// not "0.100000001", and several times faster than printf's "%.9g".
+void append_number(std::string& out, float v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buffer[32];
+  const std::to_chars_result r = std::to_chars(buffer, buffer + sizeof buffer, v);
+  assert(r.ec == std::errc());
+  out.append(buffer, r.ptr);
+}
+
+}  // namespace
+
 // A JSON string literal: quotes, backslashes and control bytes escaped; other bytes (UTF-8)
 // pass through as they are.
 void append_json_string(std::string& out, const std::string& s) {
@@ -38,20 +53,16 @@ void append_json_string(std::string& out, const std::string& s) {
   out += '"';
 }
 
-// The shortest decimal that reads back as the same float (std::to_chars' guarantee): "0.1",
-// not "0.100000001", and several times faster than printf's "%.9g".
-void append_number(std::string& out, float v) {
-  if (!std::isfinite(v)) {
-    out += "null";
-    return;
+void append_dump_matrix(std::string& out, const float4x4& m) {
+  out += '[';
+  for (int col = 0; col < 4; ++col) {
+    for (int row = 0; row < 4; ++row) {
+      if (col + row > 0) out += ", ";
+      append_number(out, m[col][row]);
+    }
   }
-  char buffer[32];
-  const std::to_chars_result r = std::to_chars(buffer, buffer + sizeof buffer, v);
-  assert(r.ec == std::errc());
-  out.append(buffer, r.ptr);
+  out += ']';
 }
-
-}  // namespace
 
 Status write_dump(std::FILE* out, const std::string& name, const Scene& scene,
                   const DepthOrder& order, const std::vector<float4x4>& local_to_world) {
@@ -76,15 +87,9 @@ Status write_dump(std::FILE* out, const std::string& name, const Scene& scene,
         entry += ", \"name\": ";
         append_json_string(entry, name_it->second);
       }
-      entry += ", \"localToWorld\": [";
-      const float4x4& m = local_to_world[pos];
-      for (int col = 0; col < 4; ++col) {
-        for (int row = 0; row < 4; ++row) {
-          if (col + row > 0) entry += ", ";
-          append_number(entry, m[col][row]);
-        }
-      }
-      entry += "]}";
+      entry += ", \"localToWorld\": ";
+      append_dump_matrix(entry, local_to_world[pos]);
+      entry += "}";
       std::fwrite(entry.data(), 1, entry.size(), out);
     }
     std::fputs(by_id.empty() ? "]}\n" : "\n]}\n", out);
@@ -99,11 +104,17 @@ Status write_dump(std::FILE* out, const std::string& name, const Scene& scene,
 
 Status write_dump(const std::string& path, const Scene& scene, const DepthOrder& order,
                   const std::vector<float4x4>& local_to_world) {
+  return write_dump_file(path, [&](std::FILE* f) {
+    return write_dump(f, path, scene, order, local_to_world);
+  });
+}
+
+Status write_dump_file(const std::string& path, const std::function<Status(std::FILE*)>& write) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return Error{"cannot open " + path + " for writing: " + std::strerror(errno)};
   // A big buffer: a 10-million-entity dump is about 2 GB of small writes.
   std::setvbuf(f, nullptr, _IOFBF, 1 << 20);
-  Status written = write_dump(f, path, scene, order, local_to_world);
+  Status written = write(f);
   const int close_error = std::fclose(f) != 0 ? errno : 0;
   if (!written) return written;
   if (close_error != 0) {

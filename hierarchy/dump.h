@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,15 @@ Status write_dump(const std::string& path, const Scene& scene, const DepthOrder&
 // The same into an open stream; `name` names it in the error message.
 Status write_dump(std::FILE* out, const std::string& name, const Scene& scene,
                   const DepthOrder& order, const std::vector<float4x4>& local_to_world);
+
+// The pieces every dump is written with (the world's too, dcl_world_dump.h): a JSON string
+// literal, and a matrix as 16 shortest round-tripping numbers in column-major order, null for
+// a non-finite element.
+void append_json_string(std::string& out, const std::string& s);
+void append_dump_matrix(std::string& out, const float4x4& m);
+
+// Opens `path` with a buffer for millions of small writes, runs write(the stream), and closes
+// it: a failed open or close (a full disk, a file size limit) is an error naming the path.
+Status write_dump_file(const std::string& path, const std::function<Status(std::FILE*)>& write);
 
 }  // namespace tprop

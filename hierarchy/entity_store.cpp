@@ -22,17 +22,9 @@ constexpr ComponentMask kRareMask =
 void EntityStore::reserve(size_t entities) {
   id_to_slot_.reserve(entities);
   ids_.reserve(entities);
-  flags_.reserve(entities);
-  translation_.reserve(entities);
-  rotation_.reserve(entities);
-  scale_.reserve(entities);
-  non_uniform_scale_.reserve(entities);
-  parent_.reserve(entities);
-  previous_parent_.reserve(entities);
-  rare_index_.reserve(entities);
+  rec_.reserve(entities);
   next_sibling_.reserve(entities);
   prev_sibling_.reserve(entities);
-  dirty_.reserve(entities);
 }
 
 bool EntityStore::create(EntityId id) {
@@ -44,27 +36,13 @@ bool EntityStore::create(EntityId id) {
   } else {
     slot = static_cast<uint32_t>(ids_.size());
     ids_.push_back(0);
-    flags_.push_back(0);
-    translation_.emplace_back(0.0f);
-    rotation_.emplace_back(1.0f, 0.0f, 0.0f, 0.0f);
-    scale_.push_back(1.0f);
-    non_uniform_scale_.emplace_back(1.0f);
-    parent_.push_back(0);
-    previous_parent_.push_back(0);
-    rare_index_.push_back(kNone);
+    rec_.emplace_back();
     next_sibling_.push_back(kNone);
     prev_sibling_.push_back(kNone);
-    dirty_.push_back(0);
   }
   ids_[slot] = id;
-  flags_[slot] = kAlive;
-  translation_[slot] = float3(0.0f);
-  rotation_[slot] = quat(1.0f, 0.0f, 0.0f, 0.0f);
-  scale_[slot] = 1.0f;
-  non_uniform_scale_[slot] = float3(1.0f);
-  parent_[slot] = 0;
-  previous_parent_[slot] = 0;
-  rare_index_[slot] = kNone;
+  rec_[slot] = Record{};
+  rec_[slot].flags = kAlive;
   next_sibling_[slot] = kNone;
   prev_sibling_[slot] = kNone;
   id_to_slot_.set(id, slot);
@@ -84,19 +62,19 @@ bool EntityStore::destroy(EntityId id) {
   for (uint32_t child = first_child_.find(id); child != kNone;) {
     const uint32_t next = next_sibling_[child];
     next_sibling_[child] = prev_sibling_[child] = kNone;
-    flags_[child] &= ~bit(Component::Parent);
+    rec_[child].flags &= ~bit(Component::Parent);
     parent_changed_slots_.push_back(child);
     touch(child);
     mark_structural(child);
     child = next;
   }
   first_child_.erase(id);
-  if (flags_[slot] & bit(Component::Parent)) unlink_child(slot);
-  if (rare_index_[slot] != kNone) {
-    free_rare_.push_back(rare_index_[slot]);
-    rare_index_[slot] = kNone;
+  if (rec_[slot].flags & bit(Component::Parent)) unlink_child(slot);
+  if (rec_[slot].rare_index != kNone) {
+    free_rare_.push_back(rec_[slot].rare_index);
+    rec_[slot].rare_index = kNone;
   }
-  flags_[slot] = 0;
+  rec_[slot].flags = 0;
   id_to_slot_.erase(id);
   free_slots_.push_back(slot);
   touch(slot);
@@ -108,53 +86,53 @@ bool EntityStore::destroy(EntityId id) {
 uint32_t EntityStore::live_slot(EntityId e) const { return id_to_slot_.find(e); }
 
 void EntityStore::touch(uint32_t slot) {
-  if (!(dirty_[slot] & kDirtyValues)) {
-    dirty_[slot] |= kDirtyValues;
+  if (!(rec_[slot].dirty & kDirtyValues)) {
+    rec_[slot].dirty |= kDirtyValues;
     dirty_slots_.push_back(slot);
   }
 }
 
 void EntityStore::mark_structural(uint32_t slot) {
-  if (!(dirty_[slot] & kDirtyStructural)) {
-    dirty_[slot] |= kDirtyStructural;
+  if (!(rec_[slot].dirty & kDirtyStructural)) {
+    rec_[slot].dirty |= kDirtyStructural;
     structural_slots_.push_back(slot);
   }
 }
 
 void EntityStore::set_bit(uint32_t slot, Component c) {
-  if (c == Component::Static && !(flags_[slot] & bit(c))) {
-    flags_[slot] &= ~kStaticBaked;
+  if (c == Component::Static && !(rec_[slot].flags & bit(c))) {
+    rec_[slot].flags &= ~kStaticBaked;
     unbaked_statics_.push_back(slot);
   }
-  flags_[slot] |= bit(c);
+  rec_[slot].flags |= bit(c);
   touch(slot);
 }
 
 RareComponents& EntityStore::rare_for_write(uint32_t slot) {
-  if (rare_index_[slot] == kNone) {
+  if (rec_[slot].rare_index == kNone) {
     if (!free_rare_.empty()) {
-      rare_index_[slot] = free_rare_.back();
+      rec_[slot].rare_index = free_rare_.back();
       free_rare_.pop_back();
-      rare_[rare_index_[slot]] = RareComponents{};
+      rare_[rec_[slot].rare_index] = RareComponents{};
     } else {
-      rare_index_[slot] = static_cast<uint32_t>(rare_.size());
+      rec_[slot].rare_index = static_cast<uint32_t>(rare_.size());
       rare_.emplace_back();
     }
   }
-  return rare_[rare_index_[slot]];
+  return rare_[rec_[slot].rare_index];
 }
 
 void EntityStore::release_rare_if_unused(uint32_t slot) {
-  if (rare_index_[slot] != kNone && !(flags_[slot] & kRareMask)) {
-    free_rare_.push_back(rare_index_[slot]);
-    rare_index_[slot] = kNone;
+  if (rec_[slot].rare_index != kNone && !(rec_[slot].flags & kRareMask)) {
+    free_rare_.push_back(rec_[slot].rare_index);
+    rec_[slot].rare_index = kNone;
   }
 }
 
 bool EntityStore::set_translation(EntityId e, float3 v) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  translation_[s] = v;
+  rec_[s].translation = v;
   set_bit(s, Component::Translation);
   return true;
 }
@@ -162,7 +140,7 @@ bool EntityStore::set_translation(EntityId e, float3 v) {
 bool EntityStore::set_rotation(EntityId e, quat q) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  rotation_[s] = q;
+  rec_[s].rotation = q;
   set_bit(s, Component::Rotation);
   return true;
 }
@@ -170,7 +148,7 @@ bool EntityStore::set_rotation(EntityId e, quat q) {
 bool EntityStore::set_scale(EntityId e, float v) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  scale_[s] = v;
+  rec_[s].scale = v;
   set_bit(s, Component::Scale);
   return true;
 }
@@ -178,9 +156,32 @@ bool EntityStore::set_scale(EntityId e, float v) {
 bool EntityStore::set_non_uniform_scale(EntityId e, float3 v) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  non_uniform_scale_[s] = v;
+  rec_[s].non_uniform_scale = v;
   set_bit(s, Component::NonUniformScale);
   return true;
+}
+
+void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation, float scale) {
+  assert(alive_at(s));
+  Record& r = rec_[s];
+  r.translation = translation;
+  r.rotation = rotation;
+  r.scale = scale;
+  r.flags = (r.flags & ~bit(Component::NonUniformScale)) | bit(Component::Translation) |
+            bit(Component::Rotation) | bit(Component::Scale);
+  touch(s);
+}
+
+void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation,
+                             float3 non_uniform_scale) {
+  assert(alive_at(s));
+  Record& r = rec_[s];
+  r.translation = translation;
+  r.rotation = rotation;
+  r.non_uniform_scale = non_uniform_scale;
+  r.flags = (r.flags & ~bit(Component::Scale)) | bit(Component::Translation) |
+            bit(Component::Rotation) | bit(Component::NonUniformScale);
+  touch(s);
 }
 
 bool EntityStore::set_rotation_euler(EntityId e, EulerOrder order, float3 radians) {
@@ -226,9 +227,9 @@ bool EntityStore::set_matrix(EntityId e, MatrixComponent m, const float4x4& valu
 bool EntityStore::set_parent(EntityId e, EntityId parent) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  if ((flags_[s] & bit(Component::Parent)) && parent_[s] == parent) return true;
-  if (flags_[s] & bit(Component::Parent)) unlink_child(s);
-  parent_[s] = parent;
+  if ((rec_[s].flags & bit(Component::Parent)) && rec_[s].parent == parent) return true;
+  if (rec_[s].flags & bit(Component::Parent)) unlink_child(s);
+  rec_[s].parent = parent;
   link_child(s, parent);
   set_bit(s, Component::Parent);
   parent_changed_slots_.push_back(s);
@@ -240,14 +241,14 @@ bool EntityStore::set_parent(EntityId e, EntityId parent) {
 bool EntityStore::add(EntityId e, Component c) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  if (flags_[s] & bit(c)) return true;
+  if (rec_[s].flags & bit(c)) return true;
   // Default values: the slot's columns and a fresh rare record already hold them, except where
   // an earlier remove() left an old value behind.
   switch (c) {
-    case Component::Translation: translation_[s] = float3(0.0f); break;
-    case Component::Rotation: rotation_[s] = quat(1.0f, 0.0f, 0.0f, 0.0f); break;
-    case Component::Scale: scale_[s] = 1.0f; break;
-    case Component::NonUniformScale: non_uniform_scale_[s] = float3(1.0f); break;
+    case Component::Translation: rec_[s].translation = float3(0.0f); break;
+    case Component::Rotation: rec_[s].rotation = quat(1.0f, 0.0f, 0.0f, 0.0f); break;
+    case Component::Scale: rec_[s].scale = 1.0f; break;
+    case Component::NonUniformScale: rec_[s].non_uniform_scale = float3(1.0f); break;
     case Component::Parent: assert(!"add(Parent) needs a parent id: use set_parent"); return false;
     case Component::Static:
     case Component::WriteGroupOverride: break;
@@ -268,15 +269,15 @@ bool EntityStore::add(EntityId e, Component c) {
 bool EntityStore::remove(EntityId e, Component c) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  if (!(flags_[s] & bit(c))) return true;
+  if (!(rec_[s].flags & bit(c))) return true;
   if (c == Component::Parent) {
     unlink_child(s);
     parent_changed_slots_.push_back(s);
     mark_structural(s);
     hierarchy_changed_ = true;
   }
-  flags_[s] &= ~bit(c);
-  if (c == Component::Static) flags_[s] &= ~kStaticBaked;
+  rec_[s].flags &= ~bit(c);
+  if (c == Component::Static) rec_[s].flags &= ~kStaticBaked;
   release_rare_if_unused(s);
   touch(s);
   return true;
@@ -284,13 +285,13 @@ bool EntityStore::remove(EntityId e, Component c) {
 
 bool EntityStore::has(EntityId e, Component c) const {
   const uint32_t s = live_slot(e);
-  return s != kNone && (flags_[s] & bit(c));
+  return s != kNone && (rec_[s].flags & bit(c));
 }
 
 std::optional<EntityId> EntityStore::parent(EntityId e) const {
   const uint32_t s = live_slot(e);
-  if (s == kNone || !(flags_[s] & bit(Component::Parent))) return std::nullopt;
-  return parent_[s];
+  if (s == kNone || !(rec_[s].flags & bit(Component::Parent))) return std::nullopt;
+  return rec_[s].parent;
 }
 
 std::vector<EntityId> EntityStore::children(EntityId e) const {
@@ -302,8 +303,8 @@ std::vector<EntityId> EntityStore::children(EntityId e) const {
 
 std::optional<EntityId> EntityStore::previous_parent(EntityId e) const {
   const uint32_t s = live_slot(e);
-  if (s == kNone || !(flags_[s] & kHadPreviousParent)) return std::nullopt;
-  return previous_parent_[s];
+  if (s == kNone || !(rec_[s].flags & kHadPreviousParent)) return std::nullopt;
+  return rec_[s].previous_parent;
 }
 
 void EntityStore::link_child(uint32_t slot, EntityId parent) {
@@ -320,9 +321,9 @@ void EntityStore::unlink_child(uint32_t slot) {
   if (prev != kNone) {
     next_sibling_[prev] = next;
   } else if (next != kNone) {
-    first_child_.set(parent_[slot], next);
+    first_child_.set(rec_[slot].parent, next);
   } else {
-    first_child_.erase(parent_[slot]);
+    first_child_.erase(rec_[slot].parent);
   }
   prev_sibling_[slot] = next_sibling_[slot] = kNone;
 }
@@ -330,19 +331,19 @@ void EntityStore::unlink_child(uint32_t slot) {
 StoreChanges EntityStore::take_changes() {
   StoreChanges out;
   out.hierarchy = hierarchy_changed_;
-  for (uint32_t s : dirty_slots_) dirty_[s] = 0;
-  for (uint32_t s : structural_slots_) dirty_[s] = 0;
+  for (uint32_t s : dirty_slots_) rec_[s].dirty = 0;
+  for (uint32_t s : structural_slots_) rec_[s].dirty = 0;
   out.slots = std::move(dirty_slots_);
   dirty_slots_.clear();
   out.structural = std::move(structural_slots_);
   structural_slots_.clear();
   for (uint32_t s : parent_changed_slots_) {
-    if (!(flags_[s] & kAlive)) continue;
-    if (flags_[s] & bit(Component::Parent)) {
-      previous_parent_[s] = parent_[s];
-      flags_[s] |= kHadPreviousParent;
+    if (!(rec_[s].flags & kAlive)) continue;
+    if (rec_[s].flags & bit(Component::Parent)) {
+      rec_[s].previous_parent = rec_[s].parent;
+      rec_[s].flags |= kHadPreviousParent;
     } else {
-      flags_[s] &= ~kHadPreviousParent;
+      rec_[s].flags &= ~kHadPreviousParent;
     }
   }
   parent_changed_slots_.clear();
@@ -353,7 +354,7 @@ StoreChanges EntityStore::take_changes() {
 void EntityStore::mark_statics_baked() {
   // A slot listed here may have lost Static or died since; the flags say what holds now.
   for (uint32_t s : unbaked_statics_)
-    if ((flags_[s] & kAlive) && (flags_[s] & bit(Component::Static))) flags_[s] |= kStaticBaked;
+    if ((rec_[s].flags & kAlive) && (rec_[s].flags & bit(Component::Static))) rec_[s].flags |= kStaticBaked;
   unbaked_statics_.clear();
 }
 

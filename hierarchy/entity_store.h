@@ -1,11 +1,11 @@
 // The entity store: every entity's transform components, built for 10 million entities.
 //
 // Entities are named by caller-chosen 32-bit ids and live in slots. The common components
-// (translation, rotation, scale, non-uniform scale, parent) sit in dense structure-of-arrays
-// columns indexed by slot; the rare ones (Euler angles, post rotation, pivots, the matrix
-// components) share one side record per entity that has any. NonUniformScale is common: glTF
-// nodes and Decentraland transforms carry a per-axis scale on every entity. Every operation is O(1) apart from
-// destroy, which is O(children).
+// (translation, rotation, scale, non-uniform scale, parent) sit in one 64-byte record per slot,
+// so that setting or packing an entity costs one cache line; the rare ones (Euler angles, post
+// rotation, pivots, the matrix components) share one side record per entity that has any.
+// NonUniformScale is common: glTF nodes and Decentraland transforms carry a per-axis scale on
+// every entity. Every operation is O(1) apart from destroy, which is O(children).
 //
 // Hierarchy bookkeeping follows the Unity seeds: Parent is the source of truth; Child lists and
 // PreviousParent are derived. A Parent may name an id that does not exist (yet): the entity then
@@ -20,6 +20,7 @@
 
 #include "components.h"
 #include "id_map.h"
+#include "slot_vector.h"
 
 namespace tprop {
 
@@ -70,6 +71,12 @@ class EntityStore {
   // A user-written matrix value.
   bool set_matrix(EntityId e, MatrixComponent m, const float4x4& value);
   bool set_parent(EntityId e, EntityId parent);
+  // A whole local transform at a live slot, for ingest paths that find an entity's slot once a
+  // message rather than once a setter (a Decentraland Transform message): Translation,
+  // Rotation and Scale, removing NonUniformScale; or, with a float3 scale, NonUniformScale,
+  // removing Scale.
+  void set_trs_at(uint32_t slot, float3 translation, quat rotation, float scale);
+  void set_trs_at(uint32_t slot, float3 translation, quat rotation, float3 non_uniform_scale);
   // Adds a component with its default value (identity, zero pivots, unit scale) or, for the tag
   // components Static and WriteGroupOverride, just the tag. Keeps the value if already present.
   bool add(EntityId e, Component c);
@@ -86,22 +93,26 @@ class EntityStore {
   // Slot-level access for bulk passes (sorting, packing, the reference).
   uint32_t slot_of(EntityId e) const { return id_to_slot_.find(e); }
   uint32_t slot_capacity() const { return static_cast<uint32_t>(ids_.size()); }
-  bool alive_at(uint32_t slot) const { return (flags_[slot] & kAlive) != 0; }
+  bool alive_at(uint32_t slot) const { return (rec_[slot].flags & kAlive) != 0; }
   EntityId id_at(uint32_t slot) const { return ids_[slot]; }
-  ComponentMask mask_at(uint32_t slot) const { return flags_[slot] & kComponentBits; }
-  bool has_at(uint32_t slot, Component c) const { return (flags_[slot] & bit(c)) != 0; }
-  float3 translation_at(uint32_t slot) const { return translation_[slot]; }
-  quat rotation_at(uint32_t slot) const { return rotation_[slot]; }
-  float scale_at(uint32_t slot) const { return scale_[slot]; }
-  float3 non_uniform_scale_at(uint32_t slot) const { return non_uniform_scale_[slot]; }
-  EntityId parent_at(uint32_t slot) const { return parent_[slot]; }
+  ComponentMask mask_at(uint32_t slot) const { return rec_[slot].flags & kComponentBits; }
+  bool has_at(uint32_t slot, Component c) const { return (rec_[slot].flags & bit(c)) != 0; }
+  float3 translation_at(uint32_t slot) const { return rec_[slot].translation; }
+  quat rotation_at(uint32_t slot) const { return rec_[slot].rotation; }
+  float scale_at(uint32_t slot) const { return rec_[slot].scale; }
+  float3 non_uniform_scale_at(uint32_t slot) const { return rec_[slot].non_uniform_scale; }
+  EntityId parent_at(uint32_t slot) const { return rec_[slot].parent; }
   // nullptr when the entity carries no rare component.
   const RareComponents* rare_at(uint32_t slot) const {
-    return rare_index_[slot] == kNoSlot ? nullptr : &rare_[rare_index_[slot]];
+    return rec_[slot].rare_index == kNoSlot ? nullptr : &rare_[rec_[slot].rare_index];
   }
+  // A hint for passes over scattered slots (the changed ones, or a batch of messages about to be
+  // applied with set_trs_at): starts loading the slot's record, so that the misses of several
+  // slots overlap instead of queueing one by one.
+  void prefetch(uint32_t slot) const { __builtin_prefetch(&rec_[slot]); }
   // Whether a Static entity's LocalToWorld has been computed in an earlier frame, so that every
   // backend now keeps it frozen.
-  bool static_baked_at(uint32_t slot) const { return (flags_[slot] & kStaticBaked) != 0; }
+  bool static_baked_at(uint32_t slot) const { return (rec_[slot].flags & kStaticBaked) != 0; }
 
   // Hands over what changed since the last call and makes PreviousParent current.
   StoreChanges take_changes();
@@ -126,26 +137,31 @@ class EntityStore {
 
   IdMap id_to_slot_;
   std::vector<uint32_t> free_slots_;
-  // Dense columns, one entry per slot.
-  std::vector<EntityId> ids_;
-  std::vector<uint32_t> flags_;  // presence bits and the store flags above
-  std::vector<float3> translation_;
-  std::vector<quat> rotation_;
-  std::vector<float> scale_;
-  std::vector<float3> non_uniform_scale_;
-  std::vector<EntityId> parent_;
-  std::vector<EntityId> previous_parent_;
-  std::vector<uint32_t> rare_index_;
+  SlotVector<EntityId> ids_;  // per slot
+  // Per slot, everything a setter writes and a pass over changed slots reads, in one cache line:
+  // at a million entities a change touched five lines as separate columns, one here.
+  struct alignas(64) Record {
+    float3 translation{0.0f};
+    uint32_t flags = 0;  // presence bits and the store flags above
+    quat rotation{1.0f, 0.0f, 0.0f, 0.0f};
+    float3 non_uniform_scale{1.0f};
+    float scale = 1.0f;
+    EntityId parent = 0;
+    EntityId previous_parent = 0;
+    uint32_t rare_index = kNoSlot;
+    uint8_t dirty = 0;  // kDirtyValues, kDirtyStructural
+  };
+  static_assert(sizeof(Record) == 64, "one cache line a slot");
+  SlotVector<Record> rec_;
   // Child lists: intrusive doubly linked lists through the slots, keyed by the parent id so that
   // children of a not-yet-created parent are already in place when it appears.
   IdMap first_child_;
-  std::vector<uint32_t> next_sibling_;
-  std::vector<uint32_t> prev_sibling_;
+  SlotVector<uint32_t> next_sibling_;
+  SlotVector<uint32_t> prev_sibling_;
   // Rare side records with their own free list.
   std::vector<RareComponents> rare_;
   std::vector<uint32_t> free_rare_;
   // Change tracking.
-  std::vector<uint8_t> dirty_;  // kDirtyValues, kDirtyStructural
   std::vector<uint32_t> dirty_slots_;
   std::vector<uint32_t> structural_slots_;
   std::vector<uint32_t> parent_changed_slots_;

@@ -69,7 +69,7 @@ void IdMap::reserve(size_t count) {
 }
 
 void IdMap::grow() {
-  std::vector<Slot> old = std::move(slots_);
+  SlotVector<Slot> old = std::move(slots_);
   const size_t capacity = old.empty() ? 16 : old.size() * 2;
   slots_.assign(capacity, Slot{0, kMissing});
   mask_ = capacity - 1;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+#include "slot_vector.h"
 
 namespace tprop {
 
@@ -31,7 +32,7 @@ class IdMap {
   size_t home(uint32_t key) const;
   void grow();
 
-  std::vector<Slot> slots_;
+  SlotVector<Slot> slots_;
   size_t mask_ = 0;
   size_t size_ = 0;
 };

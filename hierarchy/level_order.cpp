@@ -21,26 +21,19 @@ uint32_t LevelOrder::level_count() const {
 }
 
 void LevelOrder::grow_slots(uint32_t slots) {
-  if (up_.size() >= slots) return;
-  up_.resize(slots, kNone);
-  parent_.resize(slots, kNone);
-  level_.resize(slots, kNone);
-  entry_.resize(slots, kNone);
+  if (node_.size() >= slots) return;
+  node_.resize(slots);
   cycle_.resize(slots, kNone);
   unknown_.resize(slots, 0);
-  first_child_.resize(slots, kNone);
-  next_sibling_.resize(slots, kNone);
-  prev_sibling_.resize(slots, kNone);
-  stamp_.resize(slots, 0);
   moved_stamp_.resize(slots, 0);
 }
 
-// The marks of one apply() share stamp_ (base + 1..5): on-path and resolved for the cycle walk,
-// then has / has-no edited ancestor for finding the tops of the edited subtrees, and placed by a
-// subtree's relevel. Edited slots are told apart by level_ == kNone until they are placed.
+// The marks of one apply() share Node::stamp (base + 1..6): on-path and resolved for the cycle
+// walk, placed by a subtree's relevel, pointed at by an edited slot's Parent. Edited slots are
+// told apart by level == kNone until they are placed.
 bool LevelOrder::next_stamp() {
   if (stamp_base_ > 0xfffffff0u) {
-    std::fill(stamp_.begin(), stamp_.end(), 0);
+    for (Node& n : node_) n.stamp = 0;
     stamp_base_ = 0;
   }
   stamp_base_ += 8;
@@ -62,40 +55,40 @@ uint32_t LevelOrder::resolve_up(const EntityStore& store, uint32_t slot) {
 }
 
 void LevelOrder::link(uint32_t slot, uint32_t parent) {
-  parent_[slot] = parent;
-  prev_sibling_[slot] = kNone;
-  next_sibling_[slot] = first_child_[parent];
-  if (first_child_[parent] != kNone) prev_sibling_[first_child_[parent]] = slot;
-  first_child_[parent] = slot;
+  node_[slot].parent = parent;
+  node_[slot].prev_sibling = kNone;
+  node_[slot].next_sibling = node_[parent].first_child;
+  if (node_[parent].first_child != kNone) node_[node_[parent].first_child].prev_sibling = slot;
+  node_[parent].first_child = slot;
 }
 
 void LevelOrder::unlink(uint32_t slot) {
-  const uint32_t parent = parent_[slot];
+  const uint32_t parent = node_[slot].parent;
   if (parent == kNone) return;
-  const uint32_t prev = prev_sibling_[slot], next = next_sibling_[slot];
-  if (next != kNone) prev_sibling_[next] = prev;
+  const uint32_t prev = node_[slot].prev_sibling, next = node_[slot].next_sibling;
+  if (next != kNone) node_[next].prev_sibling = prev;
   if (prev != kNone) {
-    next_sibling_[prev] = next;
+    node_[prev].next_sibling = next;
   } else {
-    first_child_[parent] = next;
+    node_[parent].first_child = next;
   }
-  prev_sibling_[slot] = next_sibling_[slot] = kNone;
-  parent_[slot] = kNone;
+  node_[slot].prev_sibling = node_[slot].next_sibling = kNone;
+  node_[slot].parent = kNone;
 }
 
 void LevelOrder::remove_entry(uint32_t slot) {
-  Segment& seg = levels_[level_[slot]];
-  const uint32_t i = entry_[slot];
+  Segment& seg = levels_[node_[slot].level];
+  const uint32_t i = node_[slot].entry;
   const uint32_t last = seg.begin + seg.count - 1;
   if (i != last) {
     entries_[i] = entries_[last];
-    entry_[entries_[i]] = i;
-    rewritten_.push_back({i, i + 1});
+    node_[entries_[i]].entry = i;
+    note_rewritten(i, i + 1);
   }
   entries_[last] = kNone;
   --seg.count;
-  entry_[slot] = kNone;
-  level_[slot] = kNone;
+  node_[slot].entry = kNone;
+  node_[slot].level = kNone;
   --live_;
 }
 
@@ -106,9 +99,9 @@ void LevelOrder::insert_entry(uint32_t slot, uint32_t level) {
   Segment& seg = levels_[level];
   const uint32_t i = seg.begin + seg.count++;
   entries_[i] = slot;
-  entry_[slot] = i;
-  level_[slot] = level;
-  rewritten_.push_back({i, i + 1});
+  node_[slot].entry = i;
+  node_[slot].level = level;
+  note_rewritten(i, i + 1);
   ++live_;
 }
 
@@ -126,10 +119,10 @@ void LevelOrder::relocate(uint32_t level, uint32_t capacity) {
   for (uint32_t k = 0; k < seg.count; ++k) {
     const uint32_t s = entries_[seg.begin + k];
     entries_[begin + k] = s;
-    entry_[s] = begin + k;
+    node_[s].entry = begin + k;
     entries_[seg.begin + k] = kNone;
   }
-  if (seg.count) rewritten_.push_back({begin, begin + seg.count});
+  if (seg.count) note_rewritten(begin, begin + seg.count);
   abandoned_ += seg.capacity;
   seg.begin = begin;
   seg.capacity = capacity;
@@ -140,7 +133,7 @@ void LevelOrder::relocate(uint32_t level, uint32_t capacity) {
 
 void LevelOrder::lay_out_afresh(uint32_t slack_divisor) {
   levels_.resize(level_count());  // empty levels left at the bottom by a destroyed deep chain
-  std::vector<uint32_t> old = std::move(entries_);
+  SlotVector<uint32_t> old = std::move(entries_);
   size_t total = 0;
   for (Segment& seg : levels_) total += seg.count + seg.count / slack_divisor + kMinSegment;
   entries_.assign(total, kNone);
@@ -149,7 +142,7 @@ void LevelOrder::lay_out_afresh(uint32_t slack_divisor) {
     for (uint32_t k = 0; k < seg.count; ++k) {
       const uint32_t s = old[seg.begin + k];
       entries_[at + k] = s;
-      entry_[s] = at + k;
+      node_[s].entry = at + k;
     }
     seg.begin = at;
     seg.capacity = seg.count + seg.count / slack_divisor + kMinSegment;
@@ -159,6 +152,15 @@ void LevelOrder::lay_out_afresh(uint32_t slack_divisor) {
   layout_changed_ = true;
   rewritten_.clear();
   rewritten_.push_back({0, static_cast<uint32_t>(entries_.size())});
+}
+
+void LevelOrder::note_rewritten(uint32_t begin, uint32_t end) {
+  // Appends to one level come in a row: one range for them all.
+  if (!rewritten_.empty() && rewritten_.back().second == begin) {
+    rewritten_.back().second = end;
+  } else {
+    rewritten_.push_back({begin, end});
+  }
 }
 
 void LevelOrder::note_moved(uint32_t slot) {
@@ -198,8 +200,8 @@ void LevelOrder::detect_cycles(const std::vector<uint32_t>& starts) {
   for (uint32_t start : starts) {
     path.clear();
     uint32_t v = start;
-    while (v != kNone && cycle_[v] == kNone && stamp_[v] != resolved) {
-      if (stamp_[v] == on_path) {
+    while (v != kNone && cycle_[v] == kNone && node_[v].stamp != resolved) {
+      if (node_[v].stamp == on_path) {
         uint32_t id;
         if (!free_cycles_.empty()) {
           id = free_cycles_.back();
@@ -217,11 +219,11 @@ void LevelOrder::detect_cycles(const std::vector<uint32_t>& starts) {
         ++cycle_count_;
         break;
       }
-      stamp_[v] = on_path;
+      node_[v].stamp = on_path;
       path.push_back(v);
-      v = up_[v];
+      v = node_[v].up;
     }
-    for (uint32_t p : path) stamp_[p] = resolved;
+    for (uint32_t p : path) node_[p].stamp = resolved;
   }
 }
 
@@ -230,15 +232,15 @@ void LevelOrder::relevel_subtree(uint32_t top) {
   while (!stack.empty()) {
     const uint32_t v = stack.back();
     stack.pop_back();
-    const uint32_t p = parent_[v];
-    const uint32_t level = p == kNone ? 0 : level_[p] + 1;
-    if (level_[v] != level) {
-      if (level_[v] != kNone) remove_entry(v);
+    const uint32_t p = node_[v].parent;
+    const uint32_t level = p == kNone ? 0 : node_[p].level + 1;
+    if (node_[v].level != level) {
+      if (node_[v].level != kNone) remove_entry(v);
       insert_entry(v, level);
     }
     note_moved(v);
-    stamp_[v] = stamp_base_ + 5;
-    for (uint32_t c = first_child_[v]; c != kNone; c = next_sibling_[c]) stack.push_back(c);
+    node_[v].stamp = stamp_base_ + 5;
+    for (uint32_t c = node_[v].first_child; c != kNone; c = node_[c].next_sibling) stack.push_back(c);
   }
 }
 
@@ -254,58 +256,59 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   std::sort(edited.begin(), edited.end());
   edited.erase(std::unique(edited.begin(), edited.end()), edited.end());
 
-  // Take them out of the order (level_ == kNone marks an edited slot until it is placed again)
+  // Take them out of the order (level == kNone marks an edited slot until it is placed again)
   // and resolve their Parent afresh.
   auto detach = [&](uint32_t s) {
-    if (level_[s] != kNone) remove_entry(s);
+    if (node_[s].level != kNone) remove_entry(s);
     unlink(s);
   };
   for (uint32_t s : edited) detach(s);
   std::vector<uint32_t> alive;
   for (uint32_t s : edited) {
-    up_[s] = resolve_up(store, s);
+    node_[s].up = resolve_up(store, s);
     if (store.alive_at(s)) {
       alive.push_back(s);
     } else {
-      assert(first_child_[s] == kNone && "a destroyed entity's children lose their Parent");
+      assert(node_[s].first_child == kNone && "a destroyed entity's children lose their Parent");
     }
   }
 
   // New cycles (each closed by an edited slot) stand at the root: detach their members too.
-  detect_cycles(alive);
+  // Only a slot that something points at can be on one: a slot with attached children, or the
+  // Parent of an edited slot (edited children are unlinked just now). A spawned leaf, the common
+  // edit, is neither, and its walk up to the root was most of a spawn frame's cycle check.
+  const uint32_t pointed_at = stamp_base_ + 6;
+  for (uint32_t s : alive)
+    if (node_[s].up != kNone) node_[node_[s].up].stamp = pointed_at;
+  std::vector<uint32_t> starts;
+  for (uint32_t s : alive)
+    if (node_[s].first_child != kNone || node_[s].stamp == pointed_at) starts.push_back(s);
+  detect_cycles(starts);
   for (size_t i = 0, n = alive.size(); i < n; ++i) {
     const uint32_t id = cycle_[alive[i]];
     if (id == kNone) continue;
     for (uint32_t m : cycles_[id])
-      if (level_[m] != kNone) {  // a member whose own Parent did not change
+      if (node_[m].level != kNone) {  // a member whose own Parent did not change
         detach(m);
         alive.push_back(m);
       }
   }
   for (uint32_t s : alive) {
-    const bool attached = up_[s] != kNone && cycle_[s] == kNone;
-    if (attached) link(s, up_[s]);
+    const bool attached = node_[s].up != kNone && cycle_[s] == kNone;
+    if (attached) link(s, node_[s].up);
   }
 
-  // The tops: edited slots with no edited ancestor. Their parent's level is settled, and
-  // relevelling each top's subtree places every edited slot exactly once.
-  const uint32_t has_edited = stamp_base_ + 3, no_edited = stamp_base_ + 4;
+  // Place every edited slot by relevelling its subtree, unless its parent is an edited slot
+  // not placed yet (whose own relevel reaches it) or an earlier relevel reached it already. A
+  // parent's level may still change afterwards, when an edited ancestor further up is placed
+  // later; that ancestor's relevel then walks through this subtree again and corrects it. So
+  // nothing walks up to the root, and each slot is placed at most twice.
   const uint32_t placed = stamp_base_ + 5;
-  std::vector<uint32_t> path;
   for (uint32_t s : alive) {
-    if (stamp_[s] == placed) continue;  // inside a subtree relevelled already
-    path.clear();
-    bool edited_above = false;
-    for (uint32_t v = parent_[s]; v != kNone; v = parent_[v]) {
-      if (stamp_[v] == has_edited || level_[v] == kNone) {
-        edited_above = true;
-        break;
-      }
-      if (stamp_[v] == no_edited) break;
-      path.push_back(v);
-    }
-    for (uint32_t v : path) stamp_[v] = edited_above ? has_edited : no_edited;
-    if (!edited_above) relevel_subtree(s);
+    if (node_[s].stamp == placed) continue;
+    const uint32_t p = node_[s].parent;
+    if (p != kNone && node_[p].level == kNone) continue;
+    relevel_subtree(s);
   }
   relinked_.insert(relinked_.end(), alive.begin(), alive.end());
 }
@@ -318,31 +321,31 @@ void LevelOrder::rebuild(const EntityStore& store) {
   std::vector<uint32_t> alive;
   for (uint32_t s = 0; s < slots; ++s)
     if (store.alive_at(s)) {
-      up_[s] = resolve_up(store, s);
+      node_[s].up = resolve_up(store, s);
       alive.push_back(s);
     }
   detect_cycles(alive);
   // Link in reverse slot order so that child lists read in slot order.
   for (auto it = alive.rbegin(); it != alive.rend(); ++it)
-    if (up_[*it] != kNone && cycle_[*it] == kNone) link(*it, up_[*it]);
+    if (node_[*it].up != kNone && cycle_[*it] == kNone) link(*it, node_[*it].up);
 
   // Levels: walk up to the first placed ancestor, then down the path. O(N) in all.
   std::vector<uint32_t> path;
   std::vector<uint32_t> counts;
   for (uint32_t s : alive) {
     uint32_t v = s;
-    while (v != kNone && level_[v] == kNone) {
+    while (v != kNone && node_[v].level == kNone) {
       path.push_back(v);
-      v = parent_[v];
+      v = node_[v].parent;
     }
-    uint32_t level = v == kNone ? 0 : level_[v] + 1;
+    uint32_t level = v == kNone ? 0 : node_[v].level + 1;
     while (!path.empty()) {
       const uint32_t p = path.back();
       path.pop_back();
-      level_[p] = parent_[p] == kNone ? 0 : level;
-      level = level_[p] + 1;
-      if (counts.size() <= level_[p]) counts.resize(level_[p] + 1, 0);
-      ++counts[level_[p]];
+      node_[p].level = node_[p].parent == kNone ? 0 : level;
+      level = node_[p].level + 1;
+      if (counts.size() <= node_[p].level) counts.resize(node_[p].level + 1, 0);
+      ++counts[node_[p].level];
     }
   }
   // Segments with an eighth of slack each, entries in slot order within a level.
@@ -354,8 +357,8 @@ void LevelOrder::rebuild(const EntityStore& store) {
   }
   entries_.assign(at, kNone);
   for (uint32_t s : alive) {
-    Segment& seg = levels_[level_[s]];
-    entry_[s] = seg.begin + seg.count;
+    Segment& seg = levels_[node_[s].level];
+    node_[s].entry = seg.begin + seg.count;
     entries_[seg.begin + seg.count++] = s;
   }
   live_ = static_cast<uint32_t>(alive.size());

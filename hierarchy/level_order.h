@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "entity_store.h"
+#include "slot_vector.h"
 
 namespace tprop {
 
@@ -56,14 +57,18 @@ class LevelOrder {
   uint32_t size() const { return live_; }
 
   // Per store slot. level_of/parent_of are kNone for slots not in the order (dead).
-  bool contains(uint32_t slot) const { return slot < level_.size() && level_[slot] != kNone; }
-  uint32_t level_of(uint32_t slot) const { return slot < level_.size() ? level_[slot] : kNone; }
+  bool contains(uint32_t slot) const { return slot < node_.size() && node_[slot].level != kNone; }
+  uint32_t level_of(uint32_t slot) const { return slot < node_.size() ? node_[slot].level : kNone; }
   // The slot of the attached parent; kNone at the root (for any reason).
-  uint32_t parent_of(uint32_t slot) const { return slot < parent_.size() ? parent_[slot] : kNone; }
-  uint32_t entry_of(uint32_t slot) const { return slot < entry_.size() ? entry_[slot] : kNone; }
+  uint32_t parent_of(uint32_t slot) const {
+    return slot < node_.size() ? node_[slot].parent : kNone;
+  }
+  // A hint for passes over scattered slots: starts loading the slot's node.
+  void prefetch(uint32_t slot) const { __builtin_prefetch(&node_[slot]); }
+  uint32_t entry_of(uint32_t slot) const { return slot < node_.size() ? node_[slot].entry : kNone; }
   // Attached children, as an intrusive list: first_child(s), then next_sibling(c) until kNone.
-  uint32_t first_child(uint32_t slot) const { return first_child_[slot]; }
-  uint32_t next_sibling(uint32_t slot) const { return next_sibling_[slot]; }
+  uint32_t first_child(uint32_t slot) const { return node_[slot].first_child; }
+  uint32_t next_sibling(uint32_t slot) const { return node_[slot].next_sibling; }
 
   // What changed since take_moved(): slots whose level or attached parent changed, or that
   // joined the order (each once; dead slots are not listed), and the entries rewritten.
@@ -95,24 +100,32 @@ class LevelOrder {
   void relocate(uint32_t level, uint32_t capacity);
   void lay_out_afresh(uint32_t slack_divisor);
   void relevel_subtree(uint32_t top);
+  void note_rewritten(uint32_t begin, uint32_t end);
   void note_moved(uint32_t slot);
   bool next_stamp();
 
-  // Per slot.
-  std::vector<uint32_t> up_;       // Parent's slot when the Parent names a live entity
-  std::vector<uint32_t> parent_;   // attached parent (up_ unless on a cycle)
-  std::vector<uint32_t> level_;    // kNone: not in the order
-  std::vector<uint32_t> entry_;    // index in entries_
-  std::vector<uint32_t> cycle_;    // the cycle the slot is a member of, or kNone
-  std::vector<uint8_t> unknown_;   // Parent names no live entity
-  std::vector<uint32_t> first_child_, next_sibling_, prev_sibling_;
-  std::vector<uint32_t> stamp_;    // per-apply marks (see next_stamp)
-  std::vector<uint32_t> moved_stamp_;
+  // Per slot, what the walks up and down the hierarchy touch together, in one place: a walk
+  // step costs one cache miss instead of one per field (at a million entities every step
+  // misses).
+  struct alignas(32) Node {
+    uint32_t up = kNone;      // Parent's slot when the Parent names a live entity
+    uint32_t parent = kNone;  // attached parent (up unless on a cycle)
+    uint32_t level = kNone;   // kNone: not in the order
+    uint32_t entry = kNone;   // index in entries_
+    uint32_t first_child = kNone, next_sibling = kNone, prev_sibling = kNone;
+    uint32_t stamp = 0;       // per-apply marks (see next_stamp)
+  };
+  static_assert(sizeof(Node) == 32, "two nodes a cache line");
+  SlotVector<Node> node_;
+  // Per slot, colder.
+  SlotVector<uint32_t> cycle_;    // the cycle the slot is a member of, or kNone
+  SlotVector<uint8_t> unknown_;   // Parent names no live entity
+  SlotVector<uint32_t> moved_stamp_;
   uint32_t stamp_base_ = 0;
   uint32_t moved_epoch_ = 1;
 
   // The order.
-  std::vector<uint32_t> entries_;
+  SlotVector<uint32_t> entries_;
   std::vector<Segment> levels_;
   uint32_t live_ = 0;
   uint32_t abandoned_ = 0;  // entries_ space no segment owns any more

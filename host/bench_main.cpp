@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_memory.h"
 #include "bench_options.h"
 #include "bench_report.h"
 #include "bench_scenes.h"
@@ -52,6 +53,19 @@ int main(int argc, char** argv) {
   Result<VulkanContext> context = VulkanContext::create_headless({.device = options.device});
   if (!context) return fail(context.error().message);
   const std::string device = context->device_name();
+  if (options.memory) {
+    std::vector<MemoryRecord> records;
+    if (!options.json) std::printf("device      %s\n", device.c_str());
+    for (const PlannedScene& plan : plan_scenes(options)) {
+      Result<MemoryRecord> m =
+          measure_memory(*context, plan, options.seed, options.propagator, options.validate);
+      if (!m) return fail(plan.spec + ": " + m.error().message);
+      if (!options.json) print_memory(stdout, *m, records.empty());
+      records.push_back(std::move(*m));
+    }
+    if (options.json) std::fputs(memory_json(device, records).c_str(), stdout);
+    return kExitOk;
+  }
   if (!options.json) print_text_header(stdout, device);
 
   std::vector<SceneRecord> records;

@@ -10,8 +10,9 @@ namespace tprop::bench {
 
 const char* const kUsage =
     "usage: tprop_bench [--sizes LIST] [--scenes LIST] [--seed N] [--validate] [--json]\n"
-    "                   [--device NAME|INDEX] [--narrow-walk WALK] [--general-shaders]\n"
-    "                   [--no-subgroup-chains] [SPEC...]\n"
+    "                   [--device NAME|INDEX] [--narrow-walk WALK] [--addressing A]\n"
+    "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
+    "                   [--memory] [SPEC...]\n"
     "       tprop_bench --help\n"
     "\n"
     "The scoreboard of tprop's GPU path. For every scene it runs a full first frame, a frame\n"
@@ -37,6 +38,13 @@ const char* const kUsage =
     "                  the first discrete GPU, then integrated, virtual, CPU)\n"
     "  --narrow-walk W how runs of narrow levels are evaluated: auto (default), workgroup,\n"
     "                  single (one invocation) or jump (pointer jumping; PropagatorOptions)\n"
+    "  --addressing A  how the passes reach the arrays: auto (default: descriptors where every\n"
+    "                  array fits one binding) or addresses (buffer device addresses always)\n"
+    "  --max-buffer-bytes B  the largest buffer, with K, M or G (powers of 1024): arrays\n"
+    "                  beyond it are split into pieces (default: the device's limit)\n"
+    "  --memory        instead of frames, what one entity costs: the resident memory (RSS)\n"
+    "                  that the store, a depth order and a Propagator with its first frame\n"
+    "                  add, and the Propagator's device and staging buffers, counted\n"
     "  --general-shaders  every pass with every rule compiled in, not specialized to what the\n"
     "                  scene holds (PropagatorOptions::specialize = false), for comparison\n"
     "  --no-subgroup-chains  the single-invocation walk takes chains too\n"
@@ -140,6 +148,30 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       o.propagator.specialize = false;
     } else if (a == "--no-subgroup-chains") {
       o.propagator.subgroup_chains = false;
+    } else if (a == "--memory") {
+      o.memory = true;
+    } else if (a == "--max-buffer-bytes") {
+      auto v = value();
+      if (!v) return v.error();
+      std::string digits = *v;
+      uint64_t unit = 1;
+      if (!digits.empty() && (digits.back() == 'K' || digits.back() == 'k')) unit = 1ull << 10;
+      if (!digits.empty() && (digits.back() == 'M' || digits.back() == 'm')) unit = 1ull << 20;
+      if (!digits.empty() && (digits.back() == 'G' || digits.back() == 'g')) unit = 1ull << 30;
+      if (unit != 1) digits.pop_back();
+      uint64_t n = 0;
+      const char* end = digits.data() + digits.size();
+      const auto [ptr, ec] = std::from_chars(digits.data(), end, n);
+      if (digits.empty() || ec != std::errc() || ptr != end || n > UINT64_MAX / unit ||
+          n * unit < kMinBufferBytes)
+        return Error{"--max-buffer-bytes needs a byte count of at least 16K, not '" + *v + "'"};
+      o.propagator.max_buffer_bytes = n * unit;
+    } else if (a == "--addressing") {
+      auto v = value();
+      if (!v) return v.error();
+      if (*v == "auto") o.propagator.prefer_descriptors = true;
+      else if (*v == "addresses") o.propagator.prefer_descriptors = false;
+      else return Error{"--addressing: '" + *v + "' is not auto or addresses"};
     } else if (a.starts_with("-")) {
       return Error{"unknown option '" + a + "'"};
     } else {

@@ -21,8 +21,10 @@ struct BenchOptions {
   std::vector<std::string> specs;     // generator specs run instead of kinds x sizes
   uint64_t seed = 1;
   std::string device;                 // --device NAME|INDEX; empty: TPROP_DEVICE, else the best
-  PropagatorOptions propagator;       // --narrow-walk, --general-shaders, --no-subgroup-chains
+  PropagatorOptions propagator;       // --narrow-walk, --addressing, --max-buffer-bytes,
+                                      // --general-shaders, --no-subgroup-chains
   bool validate = false;
+  bool memory = false;                // --memory: what an entity costs, instead of frames
   bool json = false;
   bool help = false;
 };

@@ -33,6 +33,12 @@ Result<Propagator> Propagator::create(const VulkanContext& context,
   impl->options = options;
   assert(options.max_groups_per_dimension >= 1 && "a dispatch needs at least one group along x");
   impl->options.max_groups_per_dimension = std::max(options.max_groups_per_dimension, 1u);
+  // Every buffer at most this size: the device's limits, or the option's smaller cap.
+  VkDeviceSize cap = s.max_allocation_size;
+  if (s.max_buffer_size) cap = std::min(cap, s.max_buffer_size);
+  if (options.max_buffer_bytes) cap = std::min<VkDeviceSize>(cap, options.max_buffer_bytes);
+  impl->max_buffer_bytes = std::max<VkDeviceSize>(cap, kMinBufferBytes);
+  impl->init_pieced_arrays();
   auto pipes = ComputePipelines::create(s);
   if (!pipes) return pipes.error();
   impl->pipes = std::move(*pipes);
@@ -52,16 +58,16 @@ Status Propagator::update(EntityStore& store) {
     // The previous update() was never recorded: its staged changes and its Statics' first values
     // never reached the GPU. Pack everything again, computing those Statics anew.
     for (uint32_t slot : m.pending_statics)
-      if (slot < m.static_of_slot.size() && m.static_of_slot[slot] != kNoIndex)
-        m.static_valid[m.static_of_slot[slot]] = 0;
+      if (slot < m.side.size() && m.side[slot].static_index != kNoIndex)
+        m.static_valid[m.side[slot].static_index] = 0;
     m.packed = false;
   }
   m.recorded = false;
   if (&store != m.last_store) m.packed = false;
   m.last_store = &store;
-  // The frame that copied it has completed (update() contract); a copy never recorded (an
-  // update() without its record()) is kept for the next record().
-  if (!m.frozen_copy_pending) m.frozen_old.reset();
+  // The frame that copied from them has completed (update() contract); a copy never recorded
+  // (an update() without its record()) stays for the next record().
+  m.retired.clear();
   m.stats.hierarchy_changed = changes.hierarchy;
   m.stats.structural_changes = static_cast<uint32_t>(changes.structural.size());
   Status st = ok_status();
@@ -76,6 +82,13 @@ Status Propagator::update(EntityStore& store) {
   if (st) {
     m.choose_addressing();
     st = m.prepare_passes();  // the pipeline variants record() binds
+    if (st) {
+      // The device-address passes, and pointer jumping always, find the pieces through the tables.
+      const bool jumps = std::any_of(m.steps.begin(), m.steps.end(), [](const Impl::Step& step) {
+        return step.kind == Impl::Step::Jump;
+      });
+      if (m.addressing == Addressing::DeviceAddress || jumps) st = m.build_piece_tables();
+    }
   }
   if (!st) {
     m.packed = false;  // pack everything again next time
@@ -88,9 +101,16 @@ Status Propagator::update(EntityStore& store) {
     m.order_changes.clear();
     m.delta_count = 0;
     m.steps.clear();
+    m.describe_buffers();  // the buffers as they are now: a growth may have replaced some
     return st;
   }
   m.packed = true;
+  m.describe_buffers();
+  m.stats.slot_pieces = m.buffer_stats.slot_pieces;
+  m.stats.device_buffers = m.buffer_stats.device_buffers;
+  m.stats.device_bytes = m.buffer_stats.device_bytes;
+  m.stats.staging_bytes = m.buffer_stats.staging_bytes;
+  m.stats.largest_buffer_bytes = m.buffer_stats.largest_buffer_bytes;
   m.stats.descriptors = m.addressing == Addressing::Descriptors;
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();
@@ -100,9 +120,13 @@ Status Propagator::update(EntityStore& store) {
 OutputBinding Propagator::output() const {
   const Impl& m = *impl_;
   OutputBinding out;
-  out.buffer = m.world.handle();
-  out.range = VkDeviceSize(m.slots) * sizeof(float4x4);
-  out.address = m.world.address();
+  if (m.world) {
+    out.buffer = m.world.device[0].handle();
+    out.address = m.world.device[0].address();
+  }
+  if (!m.output_pieces.empty()) out.range = m.output_pieces[0].range;
+  out.pieces = m.output_pieces;
+  out.slots_per_piece = uint32_t(1) << m.slot_shift;
   return out;
 }
 

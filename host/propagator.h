@@ -18,9 +18,12 @@
 // from a work list the host builds when they are small (PropagatorOptions::work_list_max), else
 // by following the whole order and skipping, on the GPU, every entity whose chain did not change.
 //
-// Size limit: each array is one buffer in one allocation, the largest being LocalToWorld at 64
-// bytes a slot, so a scene holds up to maxMemoryAllocationSize / 64 entities (lavapipe: 2 GiB,
-// 33 million; ten million need 640 MB); beyond that update() returns an error naming the buffer.
+// Size: every array is split into pieces, each its own buffer (at most
+// PropagatorOptions::max_buffer_bytes, by default the device's maxMemoryAllocationSize), so a
+// scene is limited by device memory, not by one allocation: 100 million entities need about
+// 15 GB of device memory (README, Performance), beyond an H100's 4 GiB allocations. A scene whose
+// LocalToWorld fits one buffer (maxMemoryAllocationSize / 64 entities: 33 million on lavapipe,
+// 67 million with 4 GiB) has one piece per per-slot array, as before.
 //
 // The context must outlive the Propagator. update() rewrites the staging memory that the
 // previously recorded command buffer copies from, so the caller must have waited for that
@@ -29,6 +32,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include <vulkan/vulkan.h>
@@ -42,20 +46,43 @@
 
 namespace tprop {
 
-// Where the LocalToWorld results live after the recorded commands: `range / stride` float4x4,
-// column-major, 64-byte stride, indexed by store slot: instance i is the entity store.id_at(i)
-// while store.alive_at(i); a slot without a live entity holds all zeros (a degenerate matrix: an
-// instance drawn from it collapses to a point). An entity keeps its slot for its whole life, so
-// per-instance tables built from slots stay valid until entities are created or destroyed. The
-// results were last written by `written_stage` with `written_access`: a renderer that reads them
-// as instance data (vertex input or a storage buffer) records a barrier from (written_stage,
+// One buffer holding part of the LocalToWorld results: slots [first_slot, first_slot + slots),
+// slot first_slot + k at byte offset + k * 64 of `buffer` (device address address + offset +
+// k * 64).
+struct OutputPiece {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;
+  VkDeviceSize range = 0;  // slots * 64
+  VkDeviceAddress address = 0;
+  uint32_t first_slot = 0;
+  uint32_t slots = 0;
+};
+
+// Where the LocalToWorld results live after the recorded commands: one float4x4 per store slot,
+// column-major, 64-byte stride: instance i is the entity store.id_at(i) while store.alive_at(i);
+// a slot without a live entity holds all zeros (a degenerate matrix: an instance drawn from it
+// collapses to a point). An entity keeps its slot for its whole life, so per-instance tables
+// built from slots stay valid until entities are created or destroyed.
+//
+// One buffer or several. `buffer`, `offset`, `range` and `address` describe the first piece,
+// which holds every slot (`range / stride` of them) whenever `pieces.size() <= 1`: a scene whose
+// LocalToWorld fits one buffer (PropagatorOptions::max_buffer_bytes, by default the device's
+// maxMemoryAllocationSize: 33 million entities on lavapipe, 67 million at 4 GiB). Beyond, the
+// slots are split into `pieces`, each `slots_per_piece` slots (a power of two) but the last, so
+// slot s is in pieces[s / slots_per_piece] at index s % slots_per_piece: draw each piece with its
+// own binding (or address) and firstInstance = first_slot, or look the piece up in the shader
+// (README, "Two-minute integration"). The span stays valid until the next update().
+//
+// The results were last written by `written_stage` with `written_access`: a renderer that reads
+// them as instance data (vertex input or a storage buffer) records a barrier from (written_stage,
 // written_access) to its own stage and access, e.g.
-// VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT / VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT. The buffer has STORAGE_BUFFER, TRANSFER_SRC/DST and
-// SHADER_DEVICE_ADDRESS usage (not VERTEX_BUFFER: bind it as a storage buffer or read it through
-// `address`; a range beyond the device's maxStorageBufferRange, 128 MiB or 2 million entities on
-// lavapipe, must be bound in parts or read through `address`). It stays valid until the next
-// update() that needs more slots. The next frame's record() writes it again from COMPUTE_SHADER:
-// the renderer's reads must be ordered before that (same queue: a barrier from its read stage to
+// VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT / VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT. The
+// buffers have STORAGE_BUFFER, TRANSFER_SRC/DST and SHADER_DEVICE_ADDRESS usage (not
+// VERTEX_BUFFER: bind them as storage buffers or read them through `address`; a range beyond the
+// device's maxStorageBufferRange, 128 MiB or 2 million entities on lavapipe, must be bound in
+// parts or read through `address`). They stay valid until the next update() that needs more
+// slots. The next frame's record() writes them again from COMPUTE_SHADER: the renderer's reads
+// must be ordered before that (same queue: a barrier from its read stage to
 // VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT; another queue: a semaphore).
 struct OutputBinding {
   VkBuffer buffer = VK_NULL_HANDLE;
@@ -65,6 +92,8 @@ struct OutputBinding {
   VkDeviceAddress address = 0;
   VkPipelineStageFlags2 written_stage = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
   VkAccessFlags2 written_access = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+  std::span<const OutputPiece> pieces;  // every piece that holds slots, in slot order
+  uint32_t slots_per_piece = 0;         // a power of two; every piece but the last holds this many
 };
 
 // What the last update() staged and the last record() recorded (for tests and tools).
@@ -94,6 +123,14 @@ struct FrameStats {
                                       // rules they were built with (shaders/pass_features.h)
   uint32_t chain_steps = 0;           // chains of one-entity levels walked by one subgroup
   uint32_t bundle_steps = 0;          // bundles of parallel chains, an invocation per chain
+  uint32_t slot_pieces = 0;           // buffers each per-slot array spans (LocalToWorld's pieces)
+  // The scene's buffers after update(): device-local (every array's pieces, the piece tables,
+  // pointer jumping's scratch) and host-visible staging (the mirrors), and the largest of the
+  // arrays' pieces (at most max_buffer_bytes; the piece tables, 8 bytes a piece, are apart).
+  uint32_t device_buffers = 0;
+  uint64_t device_bytes = 0;
+  uint64_t staging_bytes = 0;
+  uint64_t largest_buffer_bytes = 0;
 };
 
 // How runs of narrow levels (at most 64 entities each) are evaluated. Measured on lavapipe, a
@@ -120,6 +157,9 @@ enum class NarrowWalk : uint8_t {
 };
 inline constexpr uint32_t kJumpMinLevels = 64;
 inline constexpr uint32_t kChainMinLevels = 16;
+// The smallest PropagatorOptions::max_buffer_bytes: 256 slots of LocalToWorld in a piece, and
+// room for pointer jumping's scratch of the widest narrow level (64 entities of 140 bytes).
+inline constexpr uint64_t kMinBufferBytes = 16384;
 
 struct PropagatorOptions {
   // The passes reach the arrays through one descriptor per array whenever every array fits in
@@ -135,9 +175,16 @@ struct PropagatorOptions {
   uint32_t work_list_max = 4096;
   NarrowWalk narrow_walk = NarrowWalk::Auto;
   // Pointer jumping takes a run of at most this many entities at once (its scratch, 140 bytes an
-  // entity, is one allocation); a longer run goes in consecutive pieces. 0: as many as
-  // maxMemoryAllocationSize allows. Tests set it low to run pieces on small scenes.
+  // entity, is one buffer); a longer run goes in consecutive pieces. 0: as many as one buffer
+  // (max_buffer_bytes) allows. Tests set it low to run pieces on small scenes.
   uint32_t jump_run_max_entities = 0;
+  // The most bytes of one buffer: every array larger than this is split into pieces of a
+  // power-of-two number of elements, each its own buffer (the per-slot arrays all at the slots
+  // where LocalToWorld splits). 0: the device's limit (maxMemoryAllocationSize, and
+  // maxBufferSize where the device reports it). Below kMinBufferBytes counts as kMinBufferBytes.
+  // Tests set it low to run many pieces on small scenes; a renderer that wants LocalToWorld in
+  // bindable parts can set it to maxStorageBufferRange.
+  uint64_t max_buffer_bytes = 0;
   // A dispatch of more workgroups than this puts the rest in rows along y (a 2D grid the
   // shaders flatten). The default is the least maxComputeWorkGroupCount[0] Vulkan guarantees,
   // first exceeded by a pass over 16.7 million entities; tests lower it (at least 1) to run the
@@ -181,13 +228,18 @@ class Propagator {
   void record(VkCommandBuffer cmd);
   // update + record into an internal command buffer + submit + wait + store.mark_statics_baked().
   Status run(EntityStore& store);
+  // run() after its update(): records the frame the last update() staged into the internal
+  // command buffer, submits it, waits and calls store.mark_statics_baked(). update() then
+  // run_staged() is run() in two steps, for a caller that times the host's part apart.
+  Status run_staged(EntityStore& store);
 
   OutputBinding output() const;
   // The depth order of the last update(): levels, attached parents and level segments by slot.
   const LevelOrder& order() const;
   // Copies LocalToWorld back, one per store slot (slot_capacity() of the last update()'s store;
-  // zeros where no entity lives), submitting and waiting on the context's queue. Call after the
-  // recorded frame has completed (run() guarantees it).
+  // zeros where no entity lives), submitting and waiting on the context's queue once per piece
+  // (through one host-visible buffer of at most a piece's size). Call after the recorded frame
+  // has completed (run() guarantees it).
   Result<std::vector<float4x4>> read_back();
   // GPU times of the last recorded frame, once it has completed.
   Result<StageTimes> stage_times() const;

@@ -1,6 +1,7 @@
 // How the passes reach the scene's arrays: one storage-buffer descriptor per array when every
-// array fits in one binding (faster on lavapipe), else buffer device addresses in the push
-// constants (no size limit per binding; scene_access.glsl builds the passes both ways).
+// array is one piece that fits in one binding (faster on lavapipe), else buffer device addresses
+// through the piece tables named in the push constants (no size limit per binding, any number of
+// pieces; scene_access.glsl builds the passes both ways).
 #include "propagator_state.h"
 
 #include <algorithm>
@@ -53,36 +54,37 @@ Status Propagator::Impl::create_descriptor_set() {
   return ok_status();
 }
 
-// The buffer behind each binding; an absent optional table is stood in for by the flags
-// buffer (never read: no flag points into it).
+// The buffer behind each binding (the first piece of each array); an absent optional table is
+// stood in for by the flags buffer (never read: no flag points into it).
 void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount], int which) const {
-  const Buffer* fallback = &arrays[kFlags].device;
-  out[gpu::kBindingFlags] = &arrays[kFlags].device;
-  out[gpu::kBindingTranslation] = &arrays[kTranslation].device;
-  out[gpu::kBindingRotation] = &arrays[kRotation].device;
-  out[gpu::kBindingScale] = &arrays[kScale].device;
-  out[gpu::kBindingParent] = &arrays[kParent].device;
-  out[gpu::kBindingRareIndex] = &arrays[kRareIndex].device;
-  out[gpu::kBindingStaticIndex] = &arrays[kStaticIndex].device;
-  out[gpu::kBindingRare] = rare.device ? &rare.device : fallback;
-  out[gpu::kBindingFrozen] = frozen ? &frozen : fallback;
-  out[gpu::kBindingWorld] = &world;
-  out[gpu::kBindingLevels] = levels.device ? &levels.device : fallback;
-  out[gpu::kBindingDeltas] = deltas.device ? &deltas.device : fallback;
-  const Buffer& list = use_work_list && which == 0 ? work_list.device : order_list.device;
-  out[gpu::kBindingList] = list ? &list : fallback;
-  out[gpu::kBindingDirty] = &dirty;
+  const Buffer* fallback = &arrays[kFlags].device[0];
+  auto first = [&](const Pieced& m) { return m ? &m.device[0] : fallback; };
+  out[gpu::kBindingFlags] = first(arrays[kFlags]);
+  out[gpu::kBindingTranslation] = first(arrays[kTranslation]);
+  out[gpu::kBindingRotation] = first(arrays[kRotation]);
+  out[gpu::kBindingScale] = first(arrays[kScale]);
+  out[gpu::kBindingParent] = first(arrays[kParent]);
+  out[gpu::kBindingRareIndex] = first(arrays[kRareIndex]);
+  out[gpu::kBindingStaticIndex] = first(arrays[kStaticIndex]);
+  out[gpu::kBindingRare] = first(rare);
+  out[gpu::kBindingFrozen] = first(frozen);
+  out[gpu::kBindingWorld] = first(world);
+  out[gpu::kBindingLevels] = first(levels);
+  out[gpu::kBindingDeltas] = first(deltas);
+  out[gpu::kBindingList] = first(list_of(which));
+  out[gpu::kBindingDirty] = first(dirty);
 }
 
-// Descriptors when allowed and every array fits in one binding, else device addresses. Sets are
-// rewritten only where a buffer behind them changed (growth, a new table, the other list), which
-// update() may do because the previous frame has completed.
+// Descriptors when allowed and every array is one piece that fits in one binding, else device
+// addresses. Sets are rewritten only where a buffer behind them changed (growth, a new table,
+// the other list), which update() may do because the previous frame has completed.
 void Propagator::Impl::choose_addressing() {
   const VkPhysicalDeviceLimits& lim = s->properties.limits;
   const Buffer* b[gpu::kBindingCount];
   bool fits = options.prefer_descriptors && descriptor_sets[1] != VK_NULL_HANDLE &&
               lim.maxPerStageDescriptorStorageBuffers >= gpu::kBindingCount &&
               lim.maxDescriptorSetStorageBuffers >= gpu::kBindingCount;
+  for (const Pieced* m : std::as_const(*this).all_pieced()) fits = fits && m->pieces() <= 1;
   for (int which = 0; which < 2 && fits; ++which) {  // both sets: the order may be the larger list
     binding_buffers(b, which);
     for (uint32_t i = 0; i < gpu::kBindingCount && fits; ++i)
@@ -116,22 +118,20 @@ void Propagator::Impl::choose_addressing() {
 
 gpu::ScenePush Propagator::Impl::push_constants(int which) const {
   gpu::ScenePush p{};
-  p.flags = arrays[kFlags].device.address();
-  p.translation = arrays[kTranslation].device.address();
-  p.rotation = arrays[kRotation].device.address();
-  p.scale = arrays[kScale].device.address();
-  p.parent = arrays[kParent].device.address();
-  p.rare_index = arrays[kRareIndex].device.address();
-  p.static_index = arrays[kStaticIndex].device.address();
-  p.rare = rare.device ? rare.device.address() : arrays[kFlags].device.address();
-  p.frozen = frozen ? frozen.address() : arrays[kFlags].device.address();
-  p.local_to_world = world.address();
-  const Buffer* b[gpu::kBindingCount];
-  binding_buffers(b, which);
-  p.levels = b[gpu::kBindingLevels]->address();
-  p.deltas = b[gpu::kBindingDeltas]->address();
-  p.list = b[gpu::kBindingList]->address();
-  p.dirty = dirty.address();
+  p.flags = arrays[kFlags].table;
+  p.translation = arrays[kTranslation].table;
+  p.rotation = arrays[kRotation].table;
+  p.scale = arrays[kScale].table;
+  p.parent = arrays[kParent].table;
+  p.rare_index = arrays[kRareIndex].table;
+  p.static_index = arrays[kStaticIndex].table;
+  p.rare = rare.table;
+  p.frozen = frozen.table;
+  p.local_to_world = world.table;
+  p.levels = levels.table;
+  p.deltas = deltas.table;
+  p.list = list_of(which).table;
+  p.dirty = dirty.table;
   return p;
 }
 

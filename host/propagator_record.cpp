@@ -71,23 +71,6 @@ Status Propagator::Impl::submit_internal_and_wait(const char* what) {
   return ok_status();
 }
 
-void Propagator::Impl::copy(VkCommandBuffer c, const Mirrored& m, VkDeviceSize stride,
-                            const std::vector<Range>& ranges) {
-  if (ranges.empty()) return;
-  std::vector<VkBufferCopy> regions;
-  regions.reserve(ranges.size());
-  for (const Range& r : ranges) {
-    if (r.end <= r.begin) continue;
-    const VkDeviceSize off = VkDeviceSize(r.begin) * stride;
-    regions.push_back({off, off, VkDeviceSize(r.end - r.begin) * stride});
-    stats.upload_bytes += regions.back().size;
-  }
-  if (regions.empty()) return;
-  s->vk.vkCmdCopyBuffer(c, m.staging.handle(), m.device.handle(),
-                        static_cast<uint32_t>(regions.size()), regions.data());
-  stats.copy_regions += static_cast<uint32_t>(regions.size());
-}
-
 void Propagator::record(VkCommandBuffer cmd) {
   Impl& m = *impl_;
   const ContextState& s = *m.s;
@@ -120,27 +103,42 @@ void Propagator::record(VkCommandBuffer cmd) {
                VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
            VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
                VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});
+  if (!m.piece_copies.empty()) {
+    // Replaced pieces' contents into their successors, before anything else writes them.
+    for (PieceCopy& c : m.piece_copies) {
+      const VkBufferCopy region{0, 0, c.bytes};
+      s.vk.vkCmdCopyBuffer(cmd, c.from.handle(), c.to->device[c.piece].handle(), 1, &region);
+      ++m.stats.copy_regions;
+      m.retired.push_back(std::move(c.from));  // freed by the next update()
+    }
+    m.piece_copies.clear();  // once: a second record() must not copy old values back
+    barrier(s, cmd, kTransferWrite, {kTransferWrite.stage, kTransferWrite.access});
+  }
+  if (m.tables_pending) {
+    const VkBufferCopy region{0, 0, m.tables_bytes};
+    s.vk.vkCmdCopyBuffer(cmd, m.tables_staging.handle(), m.tables.handle(), 1, &region);
+    ++m.stats.copy_regions;
+    m.tables_pending = false;
+  }
   if (m.full_upload) {
     const std::vector<Range> all = {{0, m.slots}};
-    for (int a = 0; a < kArrays; ++a) m.copy(cmd, m.arrays[a], kStride[a], all);
-    // Slots without an entity read as zeros; the passes write every live one. No mark matches
-    // a frame number.
-    s.vk.vkCmdFillBuffer(cmd, m.world.handle(), 0, VK_WHOLE_SIZE, 0);
-    s.vk.vkCmdFillBuffer(cmd, m.dirty.handle(), 0, VK_WHOLE_SIZE, 0);
+    for (int a = 0; a < kArrays; ++a) m.copy(cmd, m.arrays[a], all);
+    m.cleared_slots = 0;
   }
-  m.copy(cmd, m.rare, sizeof(gpu::RareRecord), m.dirty_rare);
-  m.copy(cmd, m.order_list, sizeof(uint32_t), m.dirty_order);
+  // Slots without an entity read as zeros (a full upload clears them all, growth the new ones);
+  // the passes write every live one. No mark of a fresh slot matches a frame number.
+  if (m.cleared_slots < m.slot_capacity) {
+    m.fill_zero(cmd, m.world, m.cleared_slots, m.slot_capacity);
+    m.fill_zero(cmd, m.dirty, m.cleared_slots, m.slot_capacity);
+    m.cleared_slots = m.slot_capacity;
+  }
+  m.copy(cmd, m.rare, m.dirty_rare);
+  m.copy(cmd, m.order_list, m.dirty_order);
   if (m.use_work_list && !m.steps.empty())
-    m.copy(cmd, m.work_list, sizeof(uint32_t), {{0, m.stats.evaluated_entities}});
+    m.copy(cmd, m.work_list, {{0, m.stats.evaluated_entities}});
   const uint32_t order_pairs = static_cast<uint32_t>(m.order_changes.size() / 2);
-  m.copy(cmd, m.levels, 2 * sizeof(uint32_t), {{0, m.levels_used}});
-  if (m.frozen_copy_pending) {  // once: a second record() must not copy the old values back
-    const VkBufferCopy region{0, 0, m.frozen_old_bytes};
-    s.vk.vkCmdCopyBuffer(cmd, m.frozen_old.handle(), m.frozen.handle(), 1, &region);
-    ++m.stats.copy_regions;
-    m.frozen_copy_pending = false;
-  }
-  if (m.delta_count) m.copy(cmd, m.deltas, sizeof(gpu::EntityDelta), {{0, m.delta_count}});
+  m.copy(cmd, m.levels, {{0, m.levels_used}});
+  if (m.delta_count) m.copy(cmd, m.deltas, {{0, m.delta_count}});
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
   // 0 is what a fresh mark holds; numbers stay below 2^31, the run marks of pointer jumping.
   if (++m.frame_number >= 0x80000000u) m.frame_number = 1;
@@ -245,8 +243,12 @@ void Propagator::record(VkCommandBuffer cmd) {
 }
 
 Status Propagator::run(EntityStore& store) {
-  Impl& m = *impl_;
   if (Status st = update(store); !st) return st;
+  return run_staged(store);
+}
+
+Status Propagator::run_staged(EntityStore& store) {
+  Impl& m = *impl_;
   if (Status st = m.begin_internal("the frame"); !st) return st;
   record(m.cmd);
   if (Status st = m.submit_internal_and_wait("the frame"); !st) return st;
@@ -260,22 +262,30 @@ Result<std::vector<float4x4>> Propagator::read_back() {
   const uint32_t n = m.slots;
   std::vector<float4x4> out(n, float4x4(0.0f));
   if (n == 0 || !m.world) return out;
-  const VkDeviceSize bytes = VkDeviceSize(n) * sizeof(float4x4);
-  if (m.readback.size() < bytes) {
-    auto b = Buffer::create(s, bytes, BufferKind::Readback, "tprop.readback");
+  // Piece by piece through one host-visible buffer the size of a piece (of the scene when it
+  // is one piece): a submit each, so host-visible memory never holds more than one piece.
+  const VkDeviceSize most = VkDeviceSize(std::min(m.world.size_of(0), n)) * sizeof(float4x4);
+  if (m.readback.size() < most) {
+    m.readback.reset();  // before the next one: both might not fit
+    auto b = Buffer::create(s, most, BufferKind::Readback, "tprop.readback");
     if (!b) return b.error();
     m.readback = std::move(*b);
   }
-  if (Status st = m.begin_internal("the read-back"); !st) return st.error();
-  begin_label(s, m.cmd, "tprop.read_back");
-  barrier(s, m.cmd, kComputeWrite, kTransferRead);
-  const VkBufferCopy region{0, 0, bytes};
-  s.vk.vkCmdCopyBuffer(m.cmd, m.world.handle(), m.readback.handle(), 1, &region);
-  barrier(s, m.cmd, kTransferWrite, kHostRead);
-  end_label(s, m.cmd);
-  if (Status st = m.submit_internal_and_wait("the read-back"); !st) return st.error();
-  m.readback.invalidate();
-  std::memcpy(out.data(), m.readback.mapped(), bytes);
+  for (uint32_t p = 0; p < m.world.pieces() && m.world.first_of(p) < n; ++p) {
+    const uint32_t first = m.world.first_of(p);
+    const VkDeviceSize bytes =
+        VkDeviceSize(std::min(m.world.size_of(p), n - first)) * sizeof(float4x4);
+    if (Status st = m.begin_internal("the read-back"); !st) return st.error();
+    begin_label(s, m.cmd, "tprop.read_back");
+    barrier(s, m.cmd, kComputeWrite, kTransferRead);
+    const VkBufferCopy region{0, 0, bytes};
+    s.vk.vkCmdCopyBuffer(m.cmd, m.world.device[p].handle(), m.readback.handle(), 1, &region);
+    barrier(s, m.cmd, kTransferWrite, kHostRead);
+    end_label(s, m.cmd);
+    if (Status st = m.submit_internal_and_wait("the read-back"); !st) return st.error();
+    m.readback.invalidate();
+    std::memcpy(out.data() + first, m.readback.mapped(), bytes);
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Staging: packs entities into the persistently mapped staging mirrors at their slots, stages the
 // depth order's rewritten entries, and chooses what the passes evaluate, so that a frame moves and
-// computes only what changed (a store the Propagator has not seen, or growth, packs everything).
+// computes only what changed (a store the Propagator has not seen packs everything; growth adds
+// pieces to the arrays and keeps what the GPU holds, see propagator_pieces.cpp).
 #include "propagator_state.h"
 
 #include <algorithm>
@@ -20,6 +21,14 @@ namespace {
 // takes 20 times longer on a frame of 4096 regions per array than on one of 256). Merging runs
 // across gaps is harmless, since the staging mirror holds every current byte.
 constexpr size_t kMaxRegions = 256;
+
+// Rewritten order entries in a run at least this long go up as a copy region (4 bytes an entry
+// and a region's fixed cost), shorter runs as scattered pairs (8 bytes an entry).
+constexpr uint32_t kCopyRunMin = 16;
+
+// How far ahead a pass over scattered slots prefetches: enough misses in flight to cover a
+// memory latency, few enough that the lines are still there when their turn comes.
+constexpr uint32_t kPrefetchAhead = 8;
 
 // Ranges -> sorted, disjoint ranges, the closest merged until at most `most` remain.
 std::vector<Range> coalesce(std::vector<Range> ranges, size_t most = kMaxRegions) {
@@ -41,109 +50,56 @@ std::vector<Range> coalesce(std::vector<Range> ranges, size_t most = kMaxRegions
 
 }  // namespace
 
-Status Propagator::Impl::grow(Mirrored& m, uint32_t needed, VkDeviceSize stride, const char* name,
-                              bool keep, VkDeviceSize limit_stride) {
-  if (needed <= m.capacity && m.device) return ok_status();
-  // An eighth more than needed, for growth without reallocating every frame; but the slack only
-  // as far as one allocation holds elements of limit_stride bytes, so that a scene right up to
-  // the documented limit (maxMemoryAllocationSize / 64 entities) still fits.
-  const uint64_t most = s->max_allocation_size / std::max(stride, limit_stride);
-  const uint64_t wanted = std::max<uint64_t>(uint64_t(needed) + needed / 8, 64u);
-  const uint32_t cap = static_cast<uint32_t>(
-      std::min<uint64_t>(std::max<uint64_t>(std::min(wanted, most), needed), UINT32_MAX));
-  auto dev = Buffer::create(*s, VkDeviceSize(cap) * stride, BufferKind::DeviceStorage, name);
-  if (!dev) return dev.error();
-  auto stage = Buffer::create(*s, VkDeviceSize(cap) * stride, BufferKind::Upload,
-                              std::string(name) + ".staging");
-  if (!stage) return stage.error();
-  if (keep && m.staging)
-    std::memcpy(stage->mapped(), m.staging.mapped(), VkDeviceSize(m.capacity) * stride);
-  m.device = std::move(*dev);
-  m.staging = std::move(*stage);
-  m.capacity = cap;
-  ++buffers_generation;
-  return ok_status();
-}
-
-Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
-  if (n <= slot_capacity) return ok_status();
-  // All or nothing: every per-slot buffer is made first and swapped in only when all exist, so a
-  // failed growth leaves the old set whole and the next update() tries again.
-  Mirrored fresh[kArrays];
-  for (int a = 0; a < kArrays; ++a)
-    if (Status st = grow(fresh[a], n, kStride[a], kArrayName[a], false, sizeof(float4x4)); !st)
-      return st;
-  const uint32_t capacity = fresh[0].capacity;  // the same for all: the 64-byte limit decides
-  auto w = Buffer::create(*s, VkDeviceSize(capacity) * sizeof(float4x4),
-                          BufferKind::DeviceStorage, "tprop.local_to_world");
-  if (!w) return w.error();
-  auto d = Buffer::create(*s, VkDeviceSize(capacity) * sizeof(uint32_t),
-                          BufferKind::DeviceStorage, "tprop.dirty");
-  if (!d) return d.error();
-  for (int a = 0; a < kArrays; ++a) arrays[a] = std::move(fresh[a]);
-  world = std::move(*w);
-  dirty = std::move(*d);
-  slot_capacity = capacity;
-  ++buffers_generation;
-  return ok_status();
-}
-
 Result<uint32_t> Propagator::Impl::allocate_rare() {
   if (!rare_free.empty()) {
     const uint32_t r = rare_free.back();
     rare_free.pop_back();
     return r;
   }
-  if (rare_count >= rare.capacity || !rare.device) {
+  if (rare_count >= rare.capacity || !rare) {
     const uint32_t old_count = rare_count;
-    if (Status st = grow(rare, rare_count + 1, sizeof(gpu::RareRecord), "tprop.rare", true); !st)
-      return st.error();
-    // A new device buffer: everything staged so far moves again.
+    // The mirror keeps its records; the replaced last piece's are uploaded again, with the rest
+    // staged so far (a growth is rare, one piece at most is new).
+    if (Status st = grow(rare, rare_count + 1, false, true); !st) return st.error();
     if (old_count) dirty_rare.push_back({0, old_count});
   }
   return rare_count++;
 }
 
 void Propagator::Impl::release_rare(uint32_t slot) {
-  if (rare_of_slot[slot] == kNoIndex) return;
-  rare_free.push_back(rare_of_slot[slot]);
-  rare_of_slot[slot] = kNoIndex;
+  if (side[slot].rare == kNoIndex) return;
+  rare_free.push_back(side[slot].rare);
+  side[slot].rare = kNoIndex;
 }
 
 Result<uint32_t> Propagator::Impl::static_index_for(uint32_t slot) {
-  if (static_of_slot[slot] != kNoIndex) return static_of_slot[slot];
+  if (side[slot].static_index != kNoIndex) return side[slot].static_index;
   uint32_t idx;
   if (!static_free.empty()) {
     idx = static_free.back();
     static_free.pop_back();
   } else {
-    idx = static_count++;
-    if (idx >= frozen_capacity) {
-      const uint32_t cap = std::max<uint32_t>(64u, frozen_capacity * 2);
-      auto b = Buffer::create(*s, VkDeviceSize(cap) * sizeof(float4x4), BufferKind::DeviceStorage,
-                              "tprop.frozen");
-      if (!b) return b.error();
-      if (frozen && !frozen_old) {  // keep the frozen values: copied over by record()
-        frozen_old = std::move(frozen);
-        frozen_old_bytes = VkDeviceSize(frozen_capacity) * sizeof(float4x4);
-        frozen_copy_pending = true;
-      }
-      frozen = std::move(*b);
-      frozen_capacity = cap;
-      ++buffers_generation;
-      static_valid.resize(cap, 0);
+    if (static_count >= frozen.capacity || !frozen) {
+      // Doubling; the frozen values stay on the GPU (a replaced piece is copied over).
+      const uint64_t wanted = std::max<uint64_t>(64u, uint64_t(frozen.capacity) * 2);
+      auto g = prepare_growth(frozen, static_count + 1,
+                              static_cast<uint32_t>(std::min<uint64_t>(wanted, UINT32_MAX)));
+      if (!g) return g.error();
+      apply_growth(std::move(*g), true, false);
+      static_valid.resize(frozen.capacity, 0);
     }
+    idx = static_count++;
   }
   static_valid[idx] = 0;
-  static_of_slot[slot] = idx;
+  side[slot].static_index = idx;
   return idx;
 }
 
 void Propagator::Impl::release_static(uint32_t slot) {
-  if (static_of_slot[slot] == kNoIndex) return;
-  static_valid[static_of_slot[slot]] = 0;
-  static_free.push_back(static_of_slot[slot]);
-  static_of_slot[slot] = kNoIndex;
+  if (side[slot].static_index == kNoIndex) return;
+  static_valid[side[slot].static_index] = 0;
+  static_free.push_back(side[slot].static_index);
+  side[slot].static_index = kNoIndex;
 }
 
 Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::EntityDelta* delta) {
@@ -170,13 +126,13 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
     }
     e = pack_entity(store, slot, parent != kNoIndex, mode);
     if (e.needs_rare) {
-      if (rare_of_slot[slot] == kNoIndex) {
+      if (side[slot].rare == kNoIndex) {
         auto r = allocate_rare();
         if (!r) return r.error();
-        rare_of_slot[slot] = *r;
+        side[slot].rare = *r;
       }
-      rare_index = rare_of_slot[slot];
-      staged_rare()[rare_index] = pack_rare(store, slot);
+      rare_index = side[slot].rare;
+      staged_rare(rare_index) = pack_rare(store, slot);
       dirty_rare.push_back({rare_index, rare_index + 1});
     } else {
       release_rare(slot);
@@ -187,18 +143,18 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
   }
 
   note_features(slot, e, parent != kNoIndex,
-                rare_index != kNoIndex ? &staged_rare()[rare_index] : nullptr);
+                rare_index != kNoIndex ? &staged_rare(rare_index) : nullptr);
 
   // A frame after the first uploads deltas only, and any full upload packs every slot anew, so
   // the mirrors are written only for full uploads (seven fewer scattered writes per change).
   if (!delta) {
-    staged<uint32_t>(kFlags)[slot] = e.flags;
-    staged<float4>(kTranslation)[slot] = e.translation;
-    staged<float4>(kRotation)[slot] = e.rotation;
-    staged<float4>(kScale)[slot] = e.scale;
-    staged<uint32_t>(kParent)[slot] = parent;
-    staged<uint32_t>(kRareIndex)[slot] = rare_index;
-    staged<uint32_t>(kStaticIndex)[slot] = static_index;
+    staged<uint32_t>(kFlags, slot) = e.flags;
+    staged<float4>(kTranslation, slot) = e.translation;
+    staged<float4>(kRotation, slot) = e.rotation;
+    staged<float4>(kScale, slot) = e.scale;
+    staged<uint32_t>(kParent, slot) = parent;
+    staged<uint32_t>(kRareIndex, slot) = rare_index;
+    staged<uint32_t>(kStaticIndex, slot) = static_index;
   } else {
     *delta = gpu::EntityDelta{};
     delta->slot = slot;
@@ -214,53 +170,58 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
 }
 
 // The order's entries the GPU lacks: all of them after growth or a full upload, else the entries
-// LevelOrder rewrote: as copy regions while they form few runs, else as (entry, slot) pairs
-// that the scatter pass writes, so that scattered changes never cost the array between them.
+// LevelOrder rewrote: runs (relocated segments, appends to one level) as copy regions, single
+// entries (a swap-remove's, an insertion's) as (entry, slot) pairs that the scatter pass writes.
+// Nothing is sorted: a frame of thousands of moves rewrites thousands of scattered entries, and
+// sorting them cost more than all the order's other work. An entry may be listed twice, or in a
+// run and as a pair: every copy carries its final value, so the order of the writes is moot.
 Status Propagator::Impl::stage_order() {
   const std::span<const uint32_t> entries = order.entries();
   const uint32_t n = static_cast<uint32_t>(entries.size());
   dirty_order.clear();
   order_changes.clear();
-  std::vector<Range> ranges;
-  if (full_upload || n > order_list.capacity || !order_list.device) {
-    if (Status st = grow(order_list, std::max(n, 1u), sizeof(uint32_t), "tprop.order", false); !st)
-      return st;
-    if (n) ranges.push_back({0, n});
-  } else {
-    for (const auto& [b, e] : order.rewritten()) ranges.push_back({b, std::min(e, n)});
+  if (full_upload || n > order_list.capacity || !order_list) {
+    if (Status st = grow(order_list, std::max(n, 1u), false, false); !st) return st;
+    if (n) {
+      order_list.stage(0, entries.data(), n);
+      dirty_order.push_back({0, n});
+    }
+    stats.order_entries_uploaded += n;
+    return ok_status();
   }
-  if (ranges.empty()) return ok_status();
-  ranges = coalesce(std::move(ranges), SIZE_MAX);  // exact: sorted and disjoint
-  auto* staged_entries = static_cast<uint32_t*>(order_list.staging.mapped());
-  if (ranges.size() <= kMaxRegions) {
-    for (const Range& r : ranges)
-      std::copy(entries.begin() + r.begin, entries.begin() + r.end, staged_entries + r.begin);
-    dirty_order = std::move(ranges);
-  } else {
-    stats.order_scattered = true;
-    for (const Range& r : ranges)
-      for (uint32_t e = r.begin; e < r.end; ++e) {
-        staged_entries[e] = entries[e];  // the mirror stays whole for later copies
-        order_changes.push_back(e);
-        order_changes.push_back(entries[e]);
-      }
+  std::vector<Range> runs;
+  for (auto [b, e] : order.rewritten()) {
+    e = std::min(e, n);
+    if (b >= e) continue;
+    stats.order_entries_uploaded += e - b;
+    if (e - b >= kCopyRunMin) {
+      order_list.stage(b, entries.data() + b, e - b);
+      runs.push_back({b, e});
+      continue;
+    }
+    for (uint32_t k = b; k < e; ++k) {
+      order_list.staged<uint32_t>(k) = entries[k];  // the mirror stays whole for later copies
+      order_changes.push_back(k);
+      order_changes.push_back(entries[k]);
+    }
   }
-  for (const Range& r : ranges) stats.order_entries_uploaded += r.end - r.begin;
+  stats.order_scattered = !order_changes.empty();
+  // Merging runs across gaps is harmless: the mirror holds every current entry.
+  dirty_order = runs.size() > kMaxRegions ? coalesce(std::move(runs)) : std::move(runs);
   return ok_status();
 }
 
 Status Propagator::Impl::full_pack(const EntityStore& store) {
   if (Status st = ensure_slot_capacity(std::max(store.slot_capacity(), 1u)); !st) return st;
   slots = store.slot_capacity();
-  static_of_slot.resize(slots, kNoIndex);
+  side.resize(slots);
   // Static indices of slots that are gone or no longer Static go back to the free list.
   for (uint32_t slot = 0; slot < slots; ++slot)
-    if (static_of_slot[slot] != kNoIndex &&
+    if (side[slot].static_index != kNoIndex &&
         (!store.alive_at(slot) || !store.has_at(slot, Component::Static)))
       release_static(slot);
-  rare_of_slot.assign(slots, kNoIndex);
+  for (SlotSide& e : side) e.rare = kNoIndex;
   reset_features();
-  if (seen.size() < slots) seen.resize(slots, 0);  // here, not in the first frame after
   rare_free.clear();
   rare_count = 0;
   dirty_rare.clear();
@@ -279,14 +240,13 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
 }
 
 Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreChanges& changes) {
-  // More slots than the arrays hold: new buffers, so everything moves again.
-  if (store.slot_capacity() > slot_capacity) return full_pack(store);
+  // More slots than the arrays hold: more pieces (or a longer last one), what the GPU holds
+  // stays, and the new slots read as zeros until their entities' deltas arrive.
+  if (Status st = ensure_slot_capacity(std::max(store.slot_capacity(), 1u)); !st) return st;
   slots = store.slot_capacity();
-  rare_of_slot.resize(slots, kNoIndex);
-  static_of_slot.resize(slots, kNoIndex);
-  if (seen.size() < slots) seen.resize(slots, 0);
+  side.resize(slots);
   if (++frame_mark == 0) {
-    std::fill(seen.begin(), seen.end(), 0);
+    for (SlotSide& e : side) e.seen = 0;
     frame_mark = 1;
   }
   full_upload = false;
@@ -297,8 +257,8 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   std::vector<uint32_t> to_pack;
   to_pack.reserve(changes.slots.size() + order.relinked().size() + pending_statics.size());
   auto add = [&](uint32_t slot) {
-    if (slot < slots && seen[slot] != frame_mark) {
-      seen[slot] = frame_mark;
+    if (slot < slots && side[slot].seen != frame_mark) {
+      side[slot].seen = frame_mark;
       to_pack.push_back(slot);
     }
   };
@@ -310,12 +270,18 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
 
   delta_count = 0;
   if (!to_pack.empty()) {
-    if (Status st = grow(deltas, uint32_t(to_pack.size()), sizeof(gpu::EntityDelta),
-                         "tprop.deltas", false); !st)
-      return st;
-    auto* out = static_cast<gpu::EntityDelta*>(deltas.staging.mapped());
-    for (uint32_t k = 0; k < to_pack.size(); ++k)
-      if (Status st = pack(store, to_pack[k], &out[k]); !st) return st;
+    if (Status st = grow(deltas, uint32_t(to_pack.size()), false, false); !st) return st;
+    for (uint32_t k = 0; k < to_pack.size(); ++k) {
+      // The slots are scattered: ask for the ones a few entities ahead now, so that their
+      // cache misses overlap with this one's work.
+      if (k + kPrefetchAhead < to_pack.size()) {
+        const uint32_t ahead = to_pack[k + kPrefetchAhead];
+        store.prefetch(ahead);
+        order.prefetch(ahead);
+        __builtin_prefetch(&side[ahead]);
+      }
+      if (Status st = pack(store, to_pack[k], &deltas.staged<gpu::EntityDelta>(k)); !st) return st;
+    }
     delta_count = uint32_t(to_pack.size());
   }
   std::vector<Range> rare_ranges = std::move(dirty_rare);
@@ -332,15 +298,15 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
 
 bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint32_t most,
                                         std::vector<uint32_t>& work) {
-  // seen[] holds frame_mark for the packed slots; the walk marks with the next value.
+  // side[].seen holds frame_mark for the packed slots; the walk marks with the next value.
   if (++frame_mark == 0) {
-    std::fill(seen.begin(), seen.end(), 0);
+    for (SlotSide& e : side) e.seen = 0;
     frame_mark = 1;
   }
   std::vector<uint32_t> stack;
   for (uint32_t seed : seeds) {
-    if (!order.contains(seed) || seen[seed] == frame_mark) continue;
-    seen[seed] = frame_mark;
+    if (!order.contains(seed) || side[seed].seen == frame_mark) continue;
+    side[seed].seen = frame_mark;
     stack.push_back(seed);
     while (!stack.empty()) {
       const uint32_t v = stack.back();
@@ -348,8 +314,8 @@ bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint
       if (work.size() == most) return false;
       work.push_back(v);
       for (uint32_t c = order.first_child(v); c != LevelOrder::kNone; c = order.next_sibling(c))
-        if (seen[c] != frame_mark) {
-          seen[c] = frame_mark;
+        if (side[c].seen != frame_mark) {
+          side[c].seen = frame_mark;
           stack.push_back(c);
         }
     }
@@ -369,6 +335,7 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
   const bool whole = everything || (skip_unchanged && !seeds.empty());
   std::vector<uint32_t> counts, firsts;
   const uint32_t* list = order.entries().data();  // the slots the passes follow, by entry
+  std::vector<uint32_t> sorted_work;              // the work list, when it is followed
   if (whole) {
     for (const LevelOrder::Segment& seg : order.levels()) {
       counts.push_back(seg.count);
@@ -388,12 +355,14 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
       firsts[l] = at;
       at += counts[l];
     }
-    if (Status st = grow(work_list, at, sizeof(uint32_t), "tprop.work_list", false); !st)
-      return st;
-    auto* staged_list = static_cast<uint32_t*>(work_list.staging.mapped());
+    if (Status st = grow(work_list, at, false, false); !st) return st;
+    // Sorted on the host first: plan_steps reads it back by entry to find chains, and the mirror
+    // takes it as one copy per piece.
+    sorted_work.resize(at);
     std::vector<uint32_t> cursor = firsts;
-    for (uint32_t v : work) staged_list[cursor[order.level_of(v)]++] = v;
-    list = staged_list;
+    for (uint32_t v : work) sorted_work[cursor[order.level_of(v)]++] = v;
+    work_list.stage(0, sorted_work.data(), at);
+    list = sorted_work.data();
     stats.evaluated_entities = at;
   }
   level_count = static_cast<uint32_t>(counts.size());
@@ -403,15 +372,15 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
   if (Status st = plan_steps(counts, firsts, list, level_count + pairs, run_table); !st) return st;
   levels_used = level_count + pairs + static_cast<uint32_t>(run_table.size() / 2);
   if (levels_used) {
-    if (Status st = grow(levels, levels_used, 2 * sizeof(uint32_t), "tprop.levels", false); !st)
-      return st;
-    auto* table = static_cast<uint32_t*>(levels.staging.mapped());
+    if (Status st = grow(levels, levels_used, false, false); !st) return st;
+    std::vector<uint32_t> table(2 * size_t(level_count));
     for (uint32_t l = 0; l < level_count; ++l) {
       table[2 * l] = firsts[l];
       table[2 * l + 1] = counts[l];
     }
-    std::copy(order_changes.begin(), order_changes.end(), table + 2 * level_count);
-    std::copy(run_table.begin(), run_table.end(), table + 2 * (level_count + pairs));
+    levels.stage(0, table.data(), level_count);
+    levels.stage(level_count, order_changes.data(), pairs);
+    levels.stage(level_count + pairs, run_table.data(), uint32_t(run_table.size() / 2));
   }
   stats.full_pass = whole;
   stats.skip_unchanged = whole && skip_unchanged;
@@ -433,7 +402,7 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   uint32_t run_begin = 0, run_end = 0;  // narrow run [run_begin, run_end), empty when equal
   // Scratch per jumped entity: two matrices, two ancestors and a slot.
   constexpr VkDeviceSize kJumpBytes = 2 * 64 + 2 * 4 + 4;
-  uint64_t piece_max = s->max_allocation_size / kJumpBytes;
+  uint64_t piece_max = max_buffer_bytes / kJumpBytes;
   if (options.jump_run_max_entities) piece_max = std::min<uint64_t>(piece_max, options.jump_run_max_entities);
   piece_max = std::max<uint64_t>(piece_max, gpu::kNarrowLevelMax);
   auto flush = [&] {
@@ -501,10 +470,11 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   flush();
   const VkDeviceSize bytes = VkDeviceSize(longest_run) * kJumpBytes;
   if (bytes > jump_bytes) {
-    auto b = Buffer::create(*s, bytes + bytes / 8, BufferKind::DeviceStorage, "tprop.jump");
+    const VkDeviceSize size = std::min(bytes + bytes / 8, std::max(bytes, max_buffer_bytes));
+    auto b = Buffer::create(*s, size, BufferKind::DeviceStorage, "tprop.jump");
     if (!b) return b.error();
     jump = std::move(*b);
-    jump_bytes = bytes + bytes / 8;
+    jump_bytes = size;
     ++buffers_generation;
   }
   return ok_status();

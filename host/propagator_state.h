@@ -1,20 +1,27 @@
 // Private to host/: the state behind a Propagator, shared by the files that implement it by
 // concept: propagator.cpp (create, update, output), propagator_staging.cpp (packing entities and
 // the depth order into the staging mirrors, only what changed, and the frame's work list),
-// propagator_bindings.cpp (descriptors or device addresses for the passes) and
-// propagator_record.cpp (the recorded upload and passes, and the submits of run() and
-// read_back()).
+// propagator_pieces.cpp (arrays in pieces, each its own buffer, and their growth),
+// propagator_bindings.cpp (descriptors, or device addresses through piece tables, for the
+// passes), propagator_variants.cpp (which specialized pipeline each evaluate step runs, and the
+// trimming of chain steps) and propagator_record.cpp (the recorded upload and passes, and the
+// submits of run() and read_back()). The chain and bundle steps need no GPU array of their own:
+// they walk the level table and the list like the other passes.
 #pragma once
 
 #include "vk_context_state.h"
 
+#include <array>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_pack.h"
 #include "gpu_timer.h"
 #include "propagator.h"
 #include "scene_layout.h"
+#include "slot_vector.h"
 #include "vk_buffer.h"
 #include "vk_pipeline.h"
 
@@ -49,11 +56,53 @@ struct Step {
   uint32_t features = gpu::kFeatureAll;  // its pipeline variant (propagator_variants.cpp)
 };
 
-// A device buffer with its staging mirror, grown by whole reallocation.
-struct Mirrored {
-  Buffer device;
-  Buffer staging;
-  uint32_t capacity = 0;  // elements
+// An array in pieces (shaders/scene_layout.h): element i lives in piece i >> shift at index
+// i & (2^shift - 1), each piece its own device buffer (and, when mirrored, a persistently mapped
+// staging buffer of the same layout). Every piece holds 2^shift elements but the last, which may
+// hold fewer; growth keeps the full pieces, replaces a shorter last piece and adds pieces.
+struct Pieced {
+  std::vector<Buffer> device;
+  std::vector<Buffer> staging;  // empty unless mirrored
+  VkDeviceSize stride = 0;
+  uint32_t shift = 31;
+  uint32_t capacity = 0;  // elements, all pieces together
+  bool mirrored = true;
+  std::string name;       // of piece 0; piece p > 0 is name#p
+  uint64_t table = 0;     // tagged address of its piece table on the GPU (propagator_bindings)
+
+  uint32_t pieces() const { return static_cast<uint32_t>(device.size()); }
+  uint32_t first_of(uint32_t piece) const { return piece << shift; }
+  uint32_t size_of(uint32_t piece) const {  // elements
+    const uint64_t rest = uint64_t(capacity) - first_of(piece);
+    return static_cast<uint32_t>(rest < (uint64_t(1) << shift) ? rest : uint64_t(1) << shift);
+  }
+  uint32_t index_in_piece(uint32_t i) const { return i & ((uint32_t(1) << shift) - 1u); }
+  // Element i of the staging mirror.
+  template <class T>
+  T& staged(uint32_t i) const {
+    return static_cast<T*>(staging[i >> shift].mapped())[index_in_piece(i)];
+  }
+  // Copies `count` elements from `from` into the staging mirror at element `first`.
+  void stage(uint32_t first, const void* from, uint32_t count) const;
+  explicit operator bool() const { return !device.empty(); }
+};
+
+// The pieces an array needs to grow to `capacity` elements, made but not in use yet, so that a
+// group of arrays grows all or nothing: pieces from `first` on replace or follow the present ones.
+struct Growth {
+  Pieced* array = nullptr;  // null: no growth needed
+  uint32_t capacity = 0;
+  uint32_t first = 0;
+  std::vector<Buffer> device, staging;
+};
+
+// A piece's old device buffer whose contents the next record() copies into its replacement
+// (piece `piece` of `to`, which only grows, so the copy always fits).
+struct PieceCopy {
+  Buffer from;
+  const Pieced* to = nullptr;
+  uint32_t piece = 0;
+  VkDeviceSize bytes = 0;
 };
 
 }  // namespace propagator_detail
@@ -62,7 +111,9 @@ struct Propagator::Impl {
   using Array = propagator_detail::Array;
   using Range = propagator_detail::Range;
   using Step = propagator_detail::Step;
-  using Mirrored = propagator_detail::Mirrored;
+  using Pieced = propagator_detail::Pieced;
+  using Growth = propagator_detail::Growth;
+  using PieceCopy = propagator_detail::PieceCopy;
   static constexpr int kArrays = propagator_detail::kArrays;
 
   const ContextState* s = nullptr;
@@ -85,33 +136,59 @@ struct Propagator::Impl {
   const EntityStore* last_store = nullptr;  // another store (or a moved one) packs everything
   uint32_t slots = 0;     // the store's slot_capacity() at the last update()
 
-  Mirrored arrays[kArrays];
-  Mirrored rare;       // gpu::RareRecord
-  Mirrored deltas;     // gpu::EntityDelta, the changed entities of a frame
-  Mirrored order_list; // uint: LevelOrder::entries()
-  Mirrored work_list;  // uint: a frame's work list, level segment after segment
-  Mirrored levels;     // uvec2 per level: the segments of the list the passes follow this frame
-  Buffer world;        // LocalToWorld output by slot, capacity = slot_capacity
-  uint32_t slot_capacity = 0;  // slots every per-slot buffer holds (they grow together)
+  // Per slot, in pieces of 2^slot_shift slots (LocalToWorld's 64 bytes decide): the inputs,
+  // mirrored, and the device-only LocalToWorld and dirty marks.
+  Pieced arrays[kArrays];
+  Pieced world;        // LocalToWorld output by slot
+  Pieced dirty;        // uint by slot: the last frame number that changed the entity
+  uint32_t slot_shift = 31;
+  uint32_t slot_capacity = 0;  // slots every per-slot array holds (they grow together)
+  uint32_t cleared_slots = 0;  // slots of world and dirty holding defined values on the GPU
+  Pieced rare;         // gpu::RareRecord
+  Pieced deltas;       // gpu::EntityDelta, the changed entities of a frame
+  Pieced order_list;   // uint: LevelOrder::entries()
+  Pieced work_list;    // uint: a frame's work list, level segment after segment
+  Pieced levels;       // uvec2 per level: the segments of the list the passes follow this frame
+  Pieced frozen;       // mat4 by static index; device only
+  VkDeviceSize max_buffer_bytes = 0;  // the cap on every buffer's size (options or device)
   uint64_t buffers_generation = 0;  // bumped whenever a buffer a binding may name is replaced
   uint64_t described_generation[2] = {~uint64_t(0), ~uint64_t(0)};
-  Buffer dirty;        // uint by slot: the last frame number that changed the entity
   Buffer jump;         // scratch of pointer jumping: 140 bytes per entity of the longest run
   VkDeviceSize jump_bytes = 0;
-  Buffer frozen;       // mat4 by static index; device only
-  uint32_t frozen_capacity = 0;
+  // Replaced pieces whose contents the next record() copies over; once recorded, held until the
+  // next update() (the frame that copies from them has completed by then).
+  std::vector<PieceCopy> piece_copies;
+  std::vector<Buffer> retired;
+  // The piece tables of the device-address passes: every Pieced's table, rebuilt in update()
+  // when buffers changed and copied to the GPU by the next record().
+  Buffer tables;
+  Buffer tables_staging;
+  uint64_t tables_generation = ~uint64_t(0);
+  VkDeviceSize tables_bytes = 0;  // used bytes of `tables`
+  bool tables_pending = false;
+  std::vector<OutputPiece> output_pieces;
+  uint64_t described_buffers = ~uint64_t(0);  // buffers_generation of output_pieces ...
+  uint32_t described_slots = 0;               // ... and the slots they cover
+  FrameStats buffer_stats;                    // the buffer figures of FrameStats
   Buffer readback;
 
-  // Host bookkeeping, per store slot.
-  std::vector<uint32_t> rare_of_slot;    // slot -> rare index
+  // Host bookkeeping, per store slot: what packing a changed slot looks up, in one place (one
+  // cache miss a slot, not three, when a frame changes thousands of scattered slots).
+  struct SlotSide {
+    uint32_t seen = 0;                   // the frame mark that last listed the slot (dedup)
+    uint32_t rare = gpu::kNoIndex;       // rare index
+    uint32_t static_index = gpu::kNoIndex;
+    uint8_t features = 0;                // the kFeature* bits its entity needs (pass_features.h;
+                                         // propagator_variants.cpp); host only
+  };
+  static_assert(sizeof(SlotSide) == 16);
+  SlotVector<SlotSide> side;
   std::vector<uint32_t> rare_free;
   uint32_t rare_count = 0;               // high-water mark of rare indices in use
-  std::vector<uint32_t> static_of_slot;  // slot -> static index
   std::vector<uint8_t> static_valid;     // static index -> the frozen table holds its value
   std::vector<uint32_t> static_free;
   uint32_t static_count = 0;
   std::vector<uint32_t> pending_statics; // slots staged with StoreFrozen: re-check next frame
-  std::vector<uint32_t> seen;            // per slot: the frame that last listed it (dedup)
   uint32_t frame_mark = 0;
 
   // What the next record() uploads and runs.
@@ -125,16 +202,13 @@ struct Propagator::Impl {
   uint32_t frame_number = 0;             // of the last record(); 0 is never used
   uint32_t level_count = 0;              // levels of the list followed this frame
   uint32_t levels_used = 0;              // entries of `levels`: table, order changes, run tables
-  Buffer frozen_old;              // copied into `frozen` by the next record(), then dropped
-  VkDeviceSize frozen_old_bytes = 0;
-  bool frozen_copy_pending = false;  // frozen_old's copy is not recorded yet
   std::vector<Step> steps;
   FrameStats stats;
 
   // propagator_variants.cpp: what the scene's entities need of the evaluate passes
   // (shaders/pass_features.h), counted over the live slots as they are packed, so that each
   // dispatch runs the variant without the rules no entity uses.
-  std::vector<uint8_t> features_of_slot;   // per slot: the kFeature* bits its entity needs
+  // The bits each slot's entity needs are side[slot].features.
   static constexpr uint32_t kFeatureBits = 8;
   uint32_t feature_entities[kFeatureBits] = {};  // per feature bit: live entities that need it
   bool frozen_projective = false;          // a Static may have frozen a non-affine matrix
@@ -148,6 +222,7 @@ struct Propagator::Impl {
   // (chain clean prefixes are not walked; the pass recomputes everything it walks).
   void trim_chains();
   std::vector<uint32_t> packed_stamp;      // per slot: packed_stamp_now when packed this frame
+                                           // (host only; used by frames with chains to trim)
   uint32_t packed_stamp_now = 0;
   // Whether chains and bundles of parallel chains go to their passes (plan_steps).
   bool chain_walk() const {
@@ -157,10 +232,24 @@ struct Propagator::Impl {
 
   ~Impl();
 
+  // Every array in pieces, in the order of the piece tables.
+  static constexpr int kPiecedArrays = kArrays + 8;
+  std::array<const Pieced*, kPiecedArrays> all_pieced() const {
+    return {&arrays[0], &arrays[1], &arrays[2], &arrays[3], &arrays[4], &arrays[5], &arrays[6],
+            &world, &dirty, &rare, &frozen, &levels, &deltas, &order_list, &work_list};
+  }
+  std::array<Pieced*, kPiecedArrays> all_pieced() {
+    std::array<Pieced*, kPiecedArrays> out;
+    const auto all = std::as_const(*this).all_pieced();
+    for (int i = 0; i < kPiecedArrays; ++i) out[i] = const_cast<Pieced*>(all[i]);
+    return out;
+  }
+
+  // Element `slot` of the staging mirror of per-slot array `a`.
   template <class T>
-  T* staged(Array a) const { return static_cast<T*>(arrays[a].staging.mapped()); }
-  gpu::RareRecord* staged_rare() const {
-    return static_cast<gpu::RareRecord*>(rare.staging.mapped());
+  T& staged(Array a, uint32_t slot) const { return arrays[a].staged<T>(slot); }
+  gpu::RareRecord& staged_rare(uint32_t rare_index) const {
+    return rare.staged<gpu::RareRecord>(rare_index);
   }
 
   // The walk options.narrow_walk names, Auto resolved for this device.
@@ -170,11 +259,30 @@ struct Propagator::Impl {
                                                                     : NarrowWalk::Jump;
   }
 
-  // propagator_staging.cpp: the staging mirrors, the order and the work list.
-  // Room for `needed` elements; `limit_stride`: the widest element sharing this capacity.
-  Status grow(Mirrored& m, uint32_t needed, VkDeviceSize stride, const char* name, bool keep,
-              VkDeviceSize limit_stride = 0);
+  // propagator_pieces.cpp: arrays in pieces.
+  // Every array empty, with its element size and piece size (from max_buffer_bytes).
+  void init_pieced_arrays();
+  // Sets up an empty array of `stride`-byte elements in pieces of at most max_buffer_bytes (or
+  // of 2^shift elements when `shift` is given: the per-slot arrays).
+  void init_array(Pieced& m, VkDeviceSize stride, const char* name, bool mirrored,
+                  uint32_t shift = UINT32_MAX);
+  // The pieces `m` needs for `needed` elements (`wanted` with slack; no slack crosses into a piece
+  // `needed` does not reach), made but not in use; no growth when it has room already.
+  Result<Growth> prepare_growth(Pieced& m, uint32_t needed, uint32_t wanted) const;
+  // Puts the pieces in use. A replaced piece's device contents are copied over by the next
+  // record() when `keep_device`, its mirror's contents at once when `keep_staging`.
+  void apply_growth(Growth&& g, bool keep_device, bool keep_staging);
+  // prepare_growth + apply_growth, with an eighth of slack (at least 64 elements).
+  Status grow(Pieced& m, uint32_t needed, bool keep_device, bool keep_staging);
+  // Room for n slots in every per-slot array, all or nothing; what the GPU holds stays (a
+  // replaced last piece is copied over by the next record(), new slots read as zeros).
   Status ensure_slot_capacity(uint32_t n);
+  // Copies element ranges from the staging mirror to the device, split at piece boundaries.
+  void copy(VkCommandBuffer c, const Pieced& m, const std::vector<Range>& ranges);
+  // Zeros elements [first, end) on the device (4-byte multiples), split at piece boundaries.
+  void fill_zero(VkCommandBuffer c, const Pieced& m, uint32_t first, uint32_t end);
+
+  // propagator_staging.cpp: the staging mirrors, the order and the work list.
   Result<uint32_t> allocate_rare();
   Result<uint32_t> static_index_for(uint32_t slot);
   void release_static(uint32_t slot);
@@ -200,15 +308,23 @@ struct Propagator::Impl {
 
   // propagator_bindings.cpp: how the passes reach the arrays.
   Status create_descriptor_set();
+  // The list set `which` follows: this frame's for evaluation (0), the order for the scatter (1).
+  const Pieced& list_of(int which) const {
+    return use_work_list && which == 0 && work_list ? work_list : order_list;
+  }
   // The buffers behind set `which` (0: evaluation, 1: scatter).
   void binding_buffers(const Buffer* out[gpu::kBindingCount], int which) const;
   void choose_addressing();
   gpu::ScenePush push_constants(int which) const;
 
+  // The piece tables for the arrays' present buffers, staged for the next record().
+  Status build_piece_tables();
+  // LocalToWorld's pieces as OutputPieces, for output(), and FrameStats' buffer figures: redone
+  // only when a buffer or the slot count changed since the last time.
+  void describe_buffers();
+
   // propagator_record.cpp: commands.
   Status create_commands();
-  void copy(VkCommandBuffer c, const Mirrored& m, VkDeviceSize stride,
-            const std::vector<Range>& ranges);
   // Begins the internal command buffer (one-time submit), for run() and read_back().
   Status begin_internal(const char* what);
   // Ends the internal command buffer, submits it on the context's queue and waits for it.

@@ -47,14 +47,13 @@ uint32_t entity_features(const PackedEntity& e, bool attached, const gpu::RareRe
 }  // namespace
 
 void Propagator::Impl::reset_features() {
-  features_of_slot.assign(slots, 0);
+  for (SlotSide& e : side) e.features = 0;
   std::fill(std::begin(feature_entities), std::end(feature_entities), 0u);
 }
 
 void Propagator::Impl::note_features(uint32_t slot, const PackedEntity& e, bool attached,
                                      const gpu::RareRecord* record) {
-  if (slot >= features_of_slot.size()) features_of_slot.resize(slot + 1, 0);
-  const uint32_t before = features_of_slot[slot];
+  const uint32_t before = side[slot].features;  // side covers every slot packed
   const uint32_t after = entity_features(e, attached, record);
   static_assert(gpu::kFeatureAll < (1u << kFeatureBits));
   for (uint32_t b = 0; b < kFeatureBits; ++b) {
@@ -65,7 +64,7 @@ void Propagator::Impl::note_features(uint32_t slot, const PackedEntity& e, bool 
     }
     if (after & bit) ++feature_entities[b];
   }
-  features_of_slot[slot] = static_cast<uint8_t>(after);
+  side[slot].features = static_cast<uint8_t>(after);
 }
 
 uint32_t Propagator::Impl::scene_features() const {
@@ -105,9 +104,8 @@ void Propagator::Impl::trim_chains() {
   }
   packed_stamp.resize(std::max<size_t>(packed_stamp.size(), slots), 0u);
   std::vector<uint32_t> first(chains.size(), UINT32_MAX);  // each chain's first changed level
-  const auto* delta = static_cast<const gpu::EntityDelta*>(deltas.staging.mapped());
   for (uint32_t k = 0; k < delta_count; ++k) {
-    const uint32_t slot = delta[k].slot;
+    const uint32_t slot = deltas.staged<gpu::EntityDelta>(k).slot;
     packed_stamp[slot] = packed_stamp_now;
     const uint32_t l = order.level_of(slot);
     if (l == LevelOrder::kNone) continue;

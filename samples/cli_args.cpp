@@ -78,6 +78,29 @@ std::optional<int> usage_or_help(const char* command, const Error* usage_error, 
   return std::nullopt;
 }
 
+Result<uint64_t> parse_buffer_bytes(const std::optional<std::string>& value) {
+  constexpr uint64_t kLeast = 16384;  // PropagatorOptions' kMinBufferBytes
+  const Error bad{"--max-buffer-bytes needs a byte count of at least 16K (K, M and G suffixes: "
+                  "powers of 1024), got '" + value.value_or("") + "'"};
+  if (!value || value->empty()) return bad;
+  std::string digits = *value;
+  uint64_t unit = 1;
+  switch (digits.back()) {
+    case 'k': case 'K': unit = uint64_t(1) << 10; break;
+    case 'm': case 'M': unit = uint64_t(1) << 20; break;
+    case 'g': case 'G': unit = uint64_t(1) << 30; break;
+    default: break;
+  }
+  if (unit != 1) digits.pop_back();
+  uint64_t n = 0;
+  const char* end = digits.data() + digits.size();
+  const auto [ptr, ec] = std::from_chars(digits.data(), end, n);
+  if (digits.empty() || ec != std::errc() || ptr != end || n > UINT64_MAX / unit ||
+      n * unit < kLeast)
+    return bad;
+  return n * unit;
+}
+
 Result<std::pair<uint32_t, uint32_t>> parse_size(const std::string& text) {
   const size_t x = text.find_first_of("xX");
   auto number = [](const std::string& s) -> std::optional<uint32_t> {
@@ -131,6 +154,10 @@ Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
       const std::optional<std::string> v = w.value("--save-world");
       if (!v || v->empty()) return Error{"--save-world needs a folder"};
       o.save_world = *v;
+    } else if (w.is("--max-buffer-bytes")) {
+      Result<uint64_t> bytes = parse_buffer_bytes(w.value("--max-buffer-bytes"));
+      if (!bytes) return bytes.error();
+      o.max_buffer_bytes = *bytes;
     } else if (w.arg() == "--validate" && w.is_option()) {
       o.validate = true;
     } else if (w.arg() == "--json" && w.is_option()) {
@@ -176,6 +203,10 @@ Result<RenderCommandOptions> parse_render_args(const std::vector<std::string>& a
           !std::isfinite(size) || size <= 0.0f)
         return Error{"--cube-size needs a positive number (half the cube's edge in local units)"};
       o.cube_size = size;
+    } else if (w.is("--max-buffer-bytes")) {
+      Result<uint64_t> bytes = parse_buffer_bytes(w.value("--max-buffer-bytes"));
+      if (!bytes) return bytes.error();
+      o.max_buffer_bytes = *bytes;
     } else if (w.is_option()) {
       return Error{"unknown option '" + w.arg() + "'"};
     } else if (Status s = take_scene(o.scene, w.arg()); !s) {

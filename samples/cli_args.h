@@ -28,6 +28,7 @@ struct RunOptions {
   uint64_t seed = 1;   // for generator specs
   uint32_t frames = 0;     // --frames N: replay a world for N frames; 0: not given
   std::string save_world;  // --save-world DIR: write the world's streams and manifest there
+  uint64_t max_buffer_bytes = 0;  // --max-buffer-bytes: PropagatorOptions' cap; 0: the device's
   bool validate = false;
   bool json = false;
   bool help = false;
@@ -40,6 +41,7 @@ struct RenderCommandOptions {
   uint32_t height = 540;
   uint64_t seed = 1;
   std::optional<float> cube_size;  // --cube-size: each cube's half edge; unset: the sample's
+  uint64_t max_buffer_bytes = 0;   // --max-buffer-bytes, as for run
   bool help = false;
 };
 
@@ -57,6 +59,10 @@ std::optional<int> usage_or_help(const char* command, const Result<Options>& par
                                  const char* usage) {
   return usage_or_help(command, parsed ? nullptr : &parsed.error(), parsed && parsed->help, usage);
 }
+
+// --max-buffer-bytes: a byte count with an optional K, M or G suffix (powers of 1024), at least
+// 16K (PropagatorOptions' kMinBufferBytes).
+Result<uint64_t> parse_buffer_bytes(const std::optional<std::string>& value);
 
 // "WxH" with two decimal integers (each below 2^32): the syntax only, 0 is accepted here.
 Result<std::pair<uint32_t, uint32_t>> parse_size(const std::string& text);

@@ -29,14 +29,16 @@ GpuBackend::~GpuBackend() {
   if (impl_) impl_->propagator.reset();  // before the context it runs on
 }
 
-Result<std::unique_ptr<GpuBackend>> GpuBackend::open(const std::string& device) {
+Result<std::unique_ptr<GpuBackend>> GpuBackend::open(const std::string& device,
+                                                     uint64_t max_buffer_bytes) {
   ContextOptions options;
   options.device = device;
   Result<VulkanContext> context = VulkanContext::create_headless(options);
   if (!context) return context.error();
   auto impl = std::make_unique<Impl>();
   impl->context = std::make_unique<VulkanContext>(std::move(*context));
-  Result<Propagator> propagator = Propagator::create(*impl->context);
+  Result<Propagator> propagator =
+      Propagator::create(*impl->context, {.max_buffer_bytes = max_buffer_bytes});
   if (!propagator) {
     return Error{"setting up the GPU path on '" + impl->context->device_name() +
                  "' failed: " + propagator.error().message};
@@ -50,8 +52,12 @@ std::string GpuBackend::device_name() const { return impl_->context->device_name
 Result<Evaluation> GpuBackend::frame(EntityStore& store, bool read_back) {
   Propagator& gpu = *impl_->propagator;
   const auto start = std::chrono::steady_clock::now();
-  if (Status st = gpu.run(store); !st) return Error{"the GPU frame failed: " + st.error().message};
   Evaluation e;
+  if (Status st = gpu.update(store); !st)
+    return Error{"the GPU frame failed: " + st.error().message};
+  e.update_ms = ms_since(start);
+  if (Status st = gpu.run_staged(store); !st)
+    return Error{"the GPU frame failed: " + st.error().message};
   std::vector<float4x4> by_slot;
   if (read_back) {
     Result<std::vector<float4x4>> matrices = gpu.read_back();
@@ -73,6 +79,7 @@ Result<Evaluation> GpuBackend::frame(EntityStore& store, bool read_back) {
 
 Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool validate,
                                                      const std::string& device,
+                                                     uint64_t max_buffer_bytes,
                                                      std::string& fallback) {
   // A --device the user named is binding: never a silent fallback, and checked even when no
   // device is opened.
@@ -81,7 +88,7 @@ Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool valid
       if (Status named = check_device_option(device); !named) return named.error();
     return std::unique_ptr<GpuBackend>();
   }
-  Result<std::unique_ptr<GpuBackend>> opened = GpuBackend::open(device);
+  Result<std::unique_ptr<GpuBackend>> opened = GpuBackend::open(device, max_buffer_bytes);
   if (opened) return opened;
   if (backend == Backend::Gpu)
     return Error{"--backend gpu: no usable Vulkan device: " + opened.error().message};

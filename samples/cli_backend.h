@@ -23,6 +23,7 @@ struct Evaluation {
   std::optional<StageTimes> gpu_times;  // GPU path: timestamp queries, when the queue has them
   double sort_ms = 0;                   // depth sort (CPU path; the GPU path sorts in update)
   double evaluate_ms = 0;               // wall clock: evaluate, or upload + submit + wait + read
+  double update_ms = 0;                 // GPU path: Propagator::update, the host's share of it
 };
 
 // A headless Vulkan context with a Propagator on it.
@@ -30,7 +31,9 @@ class GpuBackend {
  public:
   // `device`: an index or a name substring; empty: TPROP_DEVICE, else the best device. The error
   // says why no device could be used.
-  static Result<std::unique_ptr<GpuBackend>> open(const std::string& device);
+  // max_buffer_bytes: PropagatorOptions::max_buffer_bytes (0: the device's limit).
+  static Result<std::unique_ptr<GpuBackend>> open(const std::string& device,
+                                                  uint64_t max_buffer_bytes = 0);
   ~GpuBackend();
   std::string device_name() const;
 
@@ -52,6 +55,7 @@ class GpuBackend {
 // one-line notice goes to stderr.
 Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool validate,
                                                      const std::string& device,
+                                                     uint64_t max_buffer_bytes,
                                                      std::string& fallback);
 
 // One frame on the CPU reference. With `bake` the whole frame protocol runs (take the changes,

@@ -41,6 +41,7 @@ Status check_writable(const std::string& path) {
 
 const char* render_usage() {
   return "usage: tprop render [SCENE] -o OUT.png [--size WxH] [--seed N] [--cube-size S]\n"
+         "                    [--max-buffer-bytes B]\n"
          "\n"
          "Propagates SCENE (default: the bundled solar system) on the GPU and draws one cube\n"
          "per entity, scaled and oriented by its LocalToWorld, read straight from tprop's\n"
@@ -52,6 +53,8 @@ const char* render_usage() {
          "  --seed N       the seed of a generator spec (default 1)\n"
          "  --cube-size S  half the edge of each entity's cube, in its local units (each\n"
          "                 LocalToWorld scales it); default: the renderer sample's\n"
+         "  --max-buffer-bytes B  tprop's largest buffer, as for `tprop run`: a smaller one\n"
+         "                 splits the output into pieces, each drawn on its own\n"
          "  -h, --help     print this help\n"
          "\n"
          "The device is the first Vulkan device that does graphics and compute.\n"
@@ -88,6 +91,7 @@ int render_command(const std::vector<std::string>& args) {
   render_options.width = options.width;
   render_options.height = options.height;
   if (options.cube_size) render_options.half_size = *options.cube_size;
+  render_options.max_buffer_bytes = options.max_buffer_bytes;
   Result<sample::RenderedImage> image = sample::render_scene(*scene, render_options);
   progress.done();
   if (!image) return fail(image.error().message);

@@ -51,9 +51,9 @@ std::string default_scene() { return bundled_asset("solar_system.json"); }
 
 const char* run_usage() {
   return "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--seed N] [--dump FILE]\n"
-         "                 [--device NAME|INDEX] [--validate] [--json]\n"
-         "       tprop run WORLD [--frames N] [--save-world DIR] [--backend ...] [--seed N]\n"
-         "                 [--device ...] [--validate] [--json]\n"
+         "                 [--device NAME|INDEX] [--max-buffer-bytes B] [--validate] [--json]\n"
+         "       tprop run WORLD [--frames N] [--save-world DIR] [--dump FILE] [--backend ...]\n"
+         "                 [--seed N] [--device ...] [--max-buffer-bytes B] [--validate] [--json]\n"
          "\n"
          "Loads SCENE (default: the bundled solar system), computes every entity's\n"
          "LocalToWorld once and prints a summary: entities, roots, levels, cycles broken,\n"
@@ -64,7 +64,10 @@ const char* run_usage() {
          "                      spec: gen:chain:N, gen:flat:N, gen:forest:N[:B],\n"
          "                      gen:dcl:SCENES:ENTITIES, or - for standard input; or a\n"
          "                      Decentraland WORLD: a folder with world.json, or\n"
-         "                      gen:dclworld:SCENES[:PARCELS] (README.md)\n"
+         "                      gen:dclworld:SCENES[:PARCELS][:walk=VIEW] (README.md); with\n"
+         "                      walk=VIEW a player walks east from parcel -150,-150 one parcel\n"
+         "                      a frame, and scenes load when they come within VIEW parcels\n"
+         "                      of the player and unload when they fall behind\n"
          "  --frames N          replay a WORLD for N frames (default: as many as its streams\n"
          "                      fill; a generated world: 1) and report each frame's times\n"
          "  --save-world DIR    write the WORLD's streams and world.json into DIR\n"
@@ -73,6 +76,9 @@ const char* run_usage() {
          "                      with a one-line notice on stderr saying why\n"
          "  --device D          the Vulkan device by index or name part (`tprop devices`);\n"
          "                      default: the TPROP_DEVICE environment variable, else the best\n"
+         "  --max-buffer-bytes B  the GPU path's largest buffer (K, M, G suffixes; at least\n"
+         "                      16K): larger arrays are split into pieces (default: the\n"
+         "                      device's maxMemoryAllocationSize)\n"
          "  --validate          run both backends and print the largest difference of the GPU\n"
          "                      from the CPU reference, in units of the tolerance (16 float\n"
          "                      ulps per hierarchy level, relative to the matrix's magnitude;\n"
@@ -83,6 +89,11 @@ const char* run_usage() {
          "                      from the backend that ran:\n"
          "                      {\"entities\": [{\"id\": 1, \"name\": \"sun\",\n"
          "                                     \"localToWorld\": [16 numbers, column-major]}]}\n"
+         "                      a WORLD's, after its last frame, by scene and entity id (id 0:\n"
+         "                      the scene root; ids are the scene stream's own):\n"
+         "                      {\"frames\": N, \"scenes\": [{\"name\": \"plaza\", \"slot\": 0,\n"
+         "                        \"parcel\": [x, y], \"entities\": [{\"id\": 512,\n"
+         "                        \"localToWorld\": [...]}]}]}\n"
          "  -h, --help          print this help\n"
          "\n"
          "Work longer than a second shows a progress line on stderr when it is a terminal.\n"
@@ -98,7 +109,7 @@ int run_command(const std::vector<std::string>& args) {
   if (is_world_input(options.scene)) return run_world(options, options.scene);
   if (options.frames || !options.save_world.empty()) {
     const Error e{"--frames and --save-world replay a world (a folder with world.json, or "
-                  "gen:dclworld:SCENES[:PARCELS]), not '" +
+                  "gen:dclworld:SCENES[:PARCELS][:walk=VIEW]), not '" +
                   (options.scene.empty() ? default_scene() : options.scene) + "'"};
     return *usage_or_help("run", &e, false, run_usage());
   }
@@ -126,7 +137,8 @@ int run_command(const std::vector<std::string>& args) {
   // The GPU, when the backend or --validate asks for it.
   progress.phase("opening the Vulkan device");
   Result<std::unique_ptr<GpuBackend>> opened =
-      open_gpu_for_run(options.backend, options.validate, options.device, report.fallback);
+      open_gpu_for_run(options.backend, options.validate, options.device,
+                       options.max_buffer_bytes, report.fallback);
   progress.done();
   if (!opened) return fail(progress, opened.error().message);
   std::unique_ptr<GpuBackend> gpu = std::move(*opened);

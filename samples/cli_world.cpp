@@ -16,6 +16,7 @@
 #include "cli_report.h"
 #include "compare.h"
 #include "dcl_world.h"
+#include "dcl_world_dump.h"
 #include "dcl_world_gen.h"
 #include "depth_order.h"
 #include "reference.h"
@@ -36,8 +37,9 @@ struct WorldFrame {
   uint64_t bytes = 0;      // stream bytes fed
   double ingest_ms = 0;    // loads, unloads, feeding: the DclWorld's share
   double unload_ms = 0;    // of which the unloads
-  double update_ms = 0;    // cpu: take changes + depth sort; gpu: Propagator::run, wall clock
-  double evaluate_ms = 0;  // cpu: the reference's evaluate; gpu: 0 (inside update)
+  double update_ms = 0;    // cpu: take changes + depth sort; gpu: Propagator::update (host)
+  double evaluate_ms = 0;  // cpu: the reference's evaluate; gpu: record + submit + wait, wall
+  bool on_gpu = false;
   std::optional<StageTimes> gpu_times;
 };
 
@@ -49,6 +51,7 @@ struct WorldReport {
   uint64_t shadowed = 0;
   std::optional<ValidationReport> validation;  // the worst frame's
   uint32_t validation_frame = 0;
+  std::string dump;  // the file written, if any
 };
 
 double median(std::vector<double> v) {
@@ -72,6 +75,14 @@ double median_of(const std::vector<WorldFrame>& frames, Field field) {
 
 double gpu_ms(const WorldFrame& f) { return f.gpu_times ? f.gpu_times->total_ms() : 0.0; }
 double frame_ms(const WorldFrame& f) { return f.ingest_ms + f.update_ms + f.evaluate_ms; }
+// The host's work: on the GPU backend ingest + Propagator::update (recording and submitting,
+// which are not timed apart from the wait, left out); on the CPU backend all of the frame.
+double host_ms(const WorldFrame& f) {
+  return f.on_gpu ? f.ingest_ms + f.update_ms : frame_ms(f);
+}
+double ingest_of(const WorldFrame& f) { return f.ingest_ms; }
+double update_of(const WorldFrame& f) { return f.update_ms; }
+double evaluate_of(const WorldFrame& f) { return f.evaluate_ms; }
 
 void print_world_summary(std::FILE* out, const WorldReport& r) {
   const WorldFrame& last = r.frames.back();
@@ -88,29 +99,33 @@ void print_world_summary(std::FILE* out, const WorldReport& r) {
     std::fprintf(out, "backend          cpu (CPU reference)\n");
   }
   std::fprintf(out, "load             %.2f ms (reading or generating the streams)\n", r.load_ms);
-  std::fprintf(out, "frames           %zu; per frame, ms (update: %s)\n", r.frames.size(),
-               r.backend == "gpu" ? "Propagator::run wall clock: order, upload, submit, wait"
-                                  : "take changes + depth sort");
+  std::fprintf(out, "frames           %zu; per frame, ms (%s)\n", r.frames.size(),
+               r.backend == "gpu"
+                   ? "update: Propagator::update on the host; evaluate: record, submit, wait; "
+                     "host: ingest + update"
+                   : "update: take changes + depth sort; evaluate: the reference");
   std::fprintf(out, "  frame  scenes  +/-      entities       bytes    ingest    update  evaluate"
-                    "       gpu     total\n");
+                    "       gpu      host     total\n");
   for (size_t i = 0; i < r.frames.size(); ++i) {
     const WorldFrame& f = r.frames[i];
     char loads[16];
     std::snprintf(loads, sizeof loads, "+%u/-%u", f.loaded, f.unloaded);
-    std::fprintf(out, "  %5zu  %6u  %-7s %9llu %11llu %9.3f %9.3f %9.3f %9.3f %9.3f\n", i,
+    std::fprintf(out, "  %5zu  %6u  %-7s %9llu %11llu %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", i,
                  f.scenes, loads, static_cast<unsigned long long>(f.entities),
                  static_cast<unsigned long long>(f.bytes), f.ingest_ms, f.update_ms,
-                 f.evaluate_ms, gpu_ms(f), frame_ms(f));
+                 f.evaluate_ms, gpu_ms(f), host_ms(f), frame_ms(f));
   }
   const std::vector<WorldFrame> steady = steady_frames(r);
   std::fprintf(out,
                "median           ingest %.3f ms, update %.3f ms, evaluate %.3f ms, gpu %.3f ms, "
-               "frame %.3f ms host (%s)\n",
-               median_of(steady, [](const WorldFrame& f) { return f.ingest_ms; }),
-               median_of(steady, [](const WorldFrame& f) { return f.update_ms; }),
-               median_of(steady, [](const WorldFrame& f) { return f.evaluate_ms; }),
-               median_of(steady, gpu_ms), median_of(steady, frame_ms),
+               "host %.3f ms, frame %.3f ms (%s)\n",
+               median_of(steady, ingest_of), median_of(steady, update_of),
+               median_of(steady, evaluate_of), median_of(steady, gpu_ms),
+               median_of(steady, host_ms), median_of(steady, frame_ms),
                r.frames.size() > 1 ? "frames 1 on; frame 0 loads the world" : "frame 0");
+  if (!r.dump.empty())
+    std::fprintf(out, "dump             %s (after frame %zu)\n", r.dump.c_str(),
+                 r.frames.size() - 1);
   if (r.validation)
     std::fprintf(out, "validate         %s (worst frame %u; store entity %u is scene slot %u, "
                       "entity number %u)\n",
@@ -142,16 +157,16 @@ std::string world_json(const WorldReport& r) {
                       {"bytes", f.bytes},         {"ingest_ms", f.ingest_ms},
                       {"unload_ms", f.unload_ms}, {"update_ms", f.update_ms},
                       {"evaluate_ms", f.evaluate_ms}, {"gpu_time_ms", gpu},
-                      {"frame_ms", frame_ms(f)}});
+                      {"host_ms", host_ms(f)},    {"frame_ms", frame_ms(f)}});
   }
   j["frames"] = std::move(frames);
   const std::vector<WorldFrame> steady = steady_frames(r);
-  j["median_ms"] = {
-      {"ingest", median_of(steady, [](const WorldFrame& f) { return f.ingest_ms; })},
-      {"update", median_of(steady, [](const WorldFrame& f) { return f.update_ms; })},
-      {"evaluate", median_of(steady, [](const WorldFrame& f) { return f.evaluate_ms; })},
-      {"gpu", median_of(steady, gpu_ms)},
-      {"frame", median_of(steady, frame_ms)}};
+  j["median_ms"] = {{"ingest", median_of(steady, ingest_of)},
+                    {"update", median_of(steady, update_of)},
+                    {"evaluate", median_of(steady, evaluate_of)},
+                    {"gpu", median_of(steady, gpu_ms)},
+                    {"host", median_of(steady, host_ms)},
+                    {"frame", median_of(steady, frame_ms)}};
   if (r.validation) {
     const Comparison& c = r.validation->comparison;
     j["validate"] = {{"max_error_in_tolerances", c.worst_ratio},
@@ -163,6 +178,7 @@ std::string world_json(const WorldReport& r) {
   } else {
     j["validate"] = nullptr;
   }
+  j["dump"] = r.dump.empty() ? json(nullptr) : json(r.dump);
   return j.dump();
 }
 
@@ -208,6 +224,13 @@ class Replay {
   }
 
   DclWorld& world() { return world_; }
+  // The loaded scenes in the streams' (the manifest's) order.
+  std::vector<DclWorld::SceneId> loaded() const {
+    std::vector<DclWorld::SceneId> out;
+    for (const std::optional<DclWorld::SceneId>& id : ids_)
+      if (id) out.push_back(*id);
+    return out;
+  }
   uint64_t shadowed() const {
     uint64_t n = 0;
     for (DclWorld::SceneId s : world_.scenes()) n += world_.shadowed(s);
@@ -227,8 +250,6 @@ bool is_world_input(const std::string& scene) {
 }
 
 int run_world(const RunOptions& options, const std::string& input) {
-  if (!options.dump.empty())
-    return fail("--dump writes one scene's matrices; a world has no dump yet (" + input + ")");
   WorldReport report;
   report.input = input;
   auto start = Clock::now();
@@ -248,7 +269,8 @@ int run_world(const RunOptions& options, const std::string& input) {
   const uint32_t frames = options.frames ? options.frames : std::max(1u, streams->frame_count());
 
   Result<std::unique_ptr<GpuBackend>> opened =
-      open_gpu_for_run(options.backend, options.validate, options.device, report.fallback);
+      open_gpu_for_run(options.backend, options.validate, options.device,
+                       options.max_buffer_bytes, report.fallback);
   if (!opened) return fail(opened.error().message);
   std::unique_ptr<GpuBackend> gpu = std::move(*opened);
   const bool on_gpu = options.backend != Backend::Cpu && gpu;
@@ -284,11 +306,14 @@ int run_world(const RunOptions& options, const std::string& input) {
         frame.evaluate_ms = ms_since(start);
       }
     }
+    const bool dump_now = !options.dump.empty() && f + 1 == frames;
     if (gpu) {
-      Result<Evaluation> evaluated = gpu->frame(store, options.validate);
+      Result<Evaluation> evaluated = gpu->frame(store, options.validate || (on_gpu && dump_now));
       if (!evaluated) return fail("frame " + std::to_string(f) + ": " + evaluated.error().message);
       if (on_gpu) {
-        frame.update_ms = evaluated->evaluate_ms;
+        frame.on_gpu = true;
+        frame.update_ms = evaluated->update_ms;
+        frame.evaluate_ms = evaluated->evaluate_ms - evaluated->update_ms;
         frame.gpu_times = evaluated->gpu_times;
       }
       if (options.validate) {
@@ -304,8 +329,21 @@ int run_world(const RunOptions& options, const std::string& input) {
           report.validation_frame = f;
         }
       }
+      // The dump shows what the backend that ran computed.
+      if (on_gpu && dump_now) {
+        order = std::move(evaluated->order);
+        local_to_world = std::move(evaluated->local_to_world);
+      }
     }
     report.frames.push_back(frame);
+  }
+  if (!options.dump.empty()) {
+    const std::vector<DclWorld::SceneId> scenes = replay.loaded();
+    if (Status s = write_world_dump(options.dump, replay.world(), scenes, frames, order,
+                                    local_to_world);
+        !s)
+      return fail(s.error().message);
+    report.dump = options.dump;
   }
   report.shadowed = replay.shadowed();
 

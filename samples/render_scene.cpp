@@ -314,7 +314,8 @@ Result<RenderedImage> render_scene(Scene& scene, const RenderOptions& options) {
   adopt.api_version = app->created_with().api_version;
   Result<VulkanContext> context = VulkanContext::adopt(adopt);
   if (!context) return context.error();
-  Result<Propagator> propagator = Propagator::create(*context);
+  Result<Propagator> propagator =
+      Propagator::create(*context, {.max_buffer_bytes = options.max_buffer_bytes});
   if (!propagator) return propagator.error();
   if (Status s = propagator->update(scene.store); !s) return s.error();
 
@@ -398,11 +399,16 @@ Result<RenderedImage> render_scene(Scene& scene, const RenderOptions& options) {
   render::RenderPush push{};
   const Framing framing = frame_points(positions, float(w) / float(h));
   push.view_proj = framing.view_proj;
-  push.local_to_world = out.address + out.offset;  // "binding" tprop's buffer, by address
   push.half_size = options.half_size;
-  push.instance_count = static_cast<uint32_t>(out.range / out.stride);
-  vkCmdPushConstants(cmd, f.layout, VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(push), &push);
-  vkCmdDraw(cmd, 36, push.instance_count, 0, 0);
+  // One draw per piece of the output (one piece unless the scene outgrew a buffer), each
+  // "binding" its piece by address; firstInstance = the piece's first slot keeps
+  // gl_InstanceIndex the store slot, so colours follow slots whatever the pieces.
+  for (const OutputPiece& piece : out.pieces) {
+    push.local_to_world = piece.address + piece.offset;
+    push.first_slot = piece.first_slot;
+    vkCmdPushConstants(cmd, f.layout, VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(push), &push);
+    vkCmdDraw(cmd, 36, piece.slots, 0, piece.first_slot);
+  }
   vkCmdEndRendering(cmd);
 
   image_barrier(cmd, f.images[0], VK_IMAGE_ASPECT_COLOR_BIT,

@@ -4,7 +4,7 @@
 // (VulkanContext::adopt). Each frame it records tprop's propagation into its own command buffer,
 // places the one barrier between tprop's compute write and its vertex-shader read, and draws one
 // cube per entity, reading each instance's LocalToWorld straight from tprop's output buffer
-// through its device address: no readback, no copy.
+// through its device address: no readback, no copy (one draw per piece of the output).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,9 @@ struct RenderOptions {
   uint32_t height = 720;
   // Each cube's half edge in its entity's local units (its LocalToWorld scales it).
   float half_size = 1.0f;
+  // PropagatorOptions::max_buffer_bytes: 0 the device's limit; lower, the output in several
+  // pieces, each drawn on its own.
+  uint64_t max_buffer_bytes = 0;
 };
 
 struct RenderedImage {

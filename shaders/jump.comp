@@ -69,11 +69,11 @@ uint slot_of_run_index(uint i) {
   uint lo = 0u, hi = pc.aux;  // the level holding i is in [lo, hi)
   while (hi - lo > 1u) {
     uint mid = (lo + hi) / 2u;
-    if (LEVELS[pc.first + mid].x <= i) lo = mid; else hi = mid;
+    if (LEVELS(pc.first + mid).x <= i) lo = mid; else hi = mid;
   }
-  uvec2 entry = LEVELS[pc.first + lo];
-  uvec2 segment = LEVELS[entry.y];
-  return LIST[segment.x + (i - entry.x)];
+  uvec2 entry = LEVELS(pc.first + lo);
+  uvec2 segment = LEVELS(entry.y);
+  return LIST(segment.x + (i - entry.x));
 }
 #endif
 
@@ -83,19 +83,19 @@ void main() {
 #if defined(TPROP_JUMP_INDEX)
   uint slot = slot_of_run_index(i);
   // Its own mark, before the run index takes its place.
-  bool dirty = !skipping() || DIRTY[slot] == frame_number();
+  bool dirty = !skipping() || DIRTY(slot) == frame_number();
   slots().v[i] = slot | (dirty ? kDirtyBit : 0u);
-  DIRTY[slot] = kRunMark | i;
+  DIRTY(slot) = kRunMark | i;
 #elif defined(TPROP_JUMP_INIT)
   uint word = slots().v[i];
   uint slot = word & ~kDirtyBit;
   bool dirty = (word & kDirtyBit) != 0u;
-  uint f = kReadsFlags ? FLAGS[slot] : 0u;
+  uint f = kReadsFlags ? FLAGS(slot) : 0u;
   mat4 m = own_matrix(slot, f);
   uint ancestor = kNoAncestor;
   if (!kFinalTest || (f & kFlagWorldFinal) == 0u) {
-    uint parent = PARENT[slot];
-    uint mark = DIRTY[parent];
+    uint parent = PARENT(slot);
+    uint mark = DIRTY(parent);
     if ((mark & kRunMark) != 0u) {
       ancestor = mark & ~kRunMark;
     } else {
@@ -120,12 +120,12 @@ void main() {
 #elif defined(TPROP_JUMP_WRITE)
   uint slot = slots().v[i] & ~kDirtyBit;
   if ((ancestors(pc.aux).v[i] & kDirtyBit) == 0u) {
-    DIRTY[slot] = 0u;  // clean: its LocalToWorld stands; any mark but this frame's will do
+    DIRTY(slot) = 0u;  // clean: its LocalToWorld stands; any mark but this frame's will do
     return;
   }
   mat4 m = load_matrix(pc.aux, i);
-  WORLD[slot] = m;
-  if (kStatic && (FLAGS[slot] & kFlagStoreFrozen) != 0u) FROZEN[STATIC_INDEX[slot]] = m;
-  DIRTY[slot] = frame_number();
+  WORLD(slot) = m;
+  if (kStatic && (FLAGS(slot) & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = m;
+  DIRTY(slot) = frame_number();
 #endif
 }

@@ -26,22 +26,22 @@ const bool kReadsFlags =
 const float kSmallestNormalFloat = 1.17549435e-38;  // FLT_MIN, 2^-126
 
 mat4 parent_scale_inverse(uint slot, uint rare) {
-  uint parent = PARENT[slot];
-  uint parent_flags = FLAGS[parent];
+  uint parent = PARENT(slot);
+  uint parent_flags = FLAGS(parent);
   // NOTES.md: the parent writes the inverse of its CompositeScale, else 1/Scale, else
   // 1/NonUniformScale (one vec4: the host resolved which), else the child keeps its own value.
   if ((parent_flags & kFlagCompositeScale) != 0u) {
-    uint parent_rare = RARE_INDEX[parent];
-    return RARE[parent_rare].inverse_composite_scale;
+    uint parent_rare = RARE_INDEX(parent);
+    return RARE(parent_rare).inverse_composite_scale;
   }
   if ((parent_flags & kFlagScale) != 0u) {
     // hierarchy/compose.cpp inverse_scale_factor: a factor without a finite reciprocal (0, or
     // below the smallest normal float) inverts to 0, so no infinity reaches a product.
-    vec3 scale = SCALE[parent].xyz;
+    vec3 scale = SCALE(parent).xyz;
     vec3 s = mix(1.0 / scale, vec3(0.0), lessThan(abs(scale), vec3(kSmallestNormalFloat)));
     return mat4(vec4(s.x, 0, 0, 0), vec4(0, s.y, 0, 0), vec4(0, 0, s.z, 0), vec4(0, 0, 0, 1));
   }
-  if (rare != kNoIndex) return RARE[rare].user_parent_scale_inverse;
+  if (rare != kNoIndex) return RARE(rare).user_parent_scale_inverse;
   return mat4(1.0);
 }
 
@@ -60,9 +60,9 @@ mat4 local_matrix(uint slot, uint f) {
   // (0, 0, 0, 1), (1, 1, 1): hierarchy/gpu_pack.h), with which the closed form below gives the
   // same bits as leaving the factor out (the products with 0 and 1 are exact). So the common
   // case reads the three unconditionally and needs no flags, and no branch for llvmpipe to pay.
-  vec4 q = ROTATION[slot];
-  vec3 t = TRANSLATION[slot].xyz;
-  vec3 s = SCALE[slot].xyz;
+  vec4 q = ROTATION(slot);
+  vec3 t = TRANSLATION(slot).xyz;
+  vec3 s = SCALE(slot).xyz;
   if (!kComposite ||
       (f & (kFlagParentScaleInverse | kFlagCompositeRotation | kFlagCompositeScale)) == 0u) {
     // The common case T * R * S (R a pure rotation) in closed form.
@@ -70,10 +70,10 @@ mat4 local_matrix(uint slot, uint f) {
     return mat4(rot[0] * s.x, rot[1] * s.y, rot[2] * s.z, vec4(t, 1.0));
   }
 
-  uint rare = RARE_INDEX[slot];
+  uint rare = RARE_INDEX(slot);
   mat4 rot = mat4(1.0);
   if ((f & kFlagCompositeRotation) != 0u) {
-    rot = RARE[rare].composite_rotation;
+    rot = RARE(rare).composite_rotation;
   } else if ((f & kFlagRotation) != 0u) {
     rot = rotation_matrix(q);
   }
@@ -82,7 +82,7 @@ mat4 local_matrix(uint slot, uint f) {
   if ((f & kFlagParentScaleInverse) != 0u) m = m * parent_scale_inverse(slot, rare);
   m = m * rot;
   if ((f & kFlagCompositeScale) != 0u) {
-    m = m * RARE[rare].composite_scale;
+    m = m * RARE(rare).composite_scale;
   } else if ((f & kFlagScale) != 0u) {
     m = m * mat4(vec4(s.x, 0, 0, 0), vec4(0, s.y, 0, 0), vec4(0, 0, s.z, 0), vec4(0, 0, 0, 1));
   }
@@ -93,12 +93,12 @@ mat4 local_matrix(uint slot, uint f) {
 // Static's LocalToWorld, a user-written LocalToWorld or LocalToParent, or the composed local
 // matrix (kFlagWorldFinal says whether the parent's still multiplies it).
 mat4 own_matrix(uint slot, uint f) {
-  if (kStatic && (f & kFlagReadFrozen) != 0u) return FROZEN[STATIC_INDEX[slot]];
+  if (kStatic && (f & kFlagReadFrozen) != 0u) return FROZEN(STATIC_INDEX(slot));
   if (kUser && (f & (kFlagUserWorld | kFlagUserLocal)) != 0u) {
-    uint rare = RARE_INDEX[slot];
+    uint rare = RARE_INDEX(slot);
     if (rare == kNoIndex) return mat4(1.0);
-    return (f & kFlagUserWorld) != 0u ? RARE[rare].user_local_to_world
-                                      : RARE[rare].user_local_to_parent;
+    return (f & kFlagUserWorld) != 0u ? RARE(rare).user_local_to_world
+                                      : RARE(rare).user_local_to_parent;
   }
   // Without kFeatureUser, an entity flagged UserLocal or UserWorld has no components at all
   // (host/propagator_variants.cpp), and the closed form gives it the identity it needs.
@@ -118,9 +118,16 @@ mat4 affine_product(mat4 a, mat4 b) {
 // LocalToWorld[slot]: without kFeatureProjective every matrix is affine, so it is read as its 3
 // rows (48 bytes instead of 64) and the last row is known.
 mat4 load_world(uint slot) {
-  if (kProjective) return WORLD[slot];
-  return mat4(vec4(WORLD[slot][0].xyz, 0.0), vec4(WORLD[slot][1].xyz, 0.0),
-              vec4(WORLD[slot][2].xyz, 0.0), vec4(WORLD[slot][3].xyz, 1.0));
+  if (kProjective) return WORLD(slot);
+#ifdef TPROP_DESCRIPTORS
+  return mat4(vec4(WORLD(slot)[0].xyz, 0.0), vec4(WORLD(slot)[1].xyz, 0.0),
+              vec4(WORLD(slot)[2].xyz, 0.0), vec4(WORLD(slot)[3].xyz, 1.0));
+#else
+  // The element's address once (its piece table read once), then its three rows.
+  Mat4Element w = Mat4Element(element_address(pc.local_to_world, slot, 64u));
+  return mat4(vec4(w.v[0].xyz, 0.0), vec4(w.v[1].xyz, 0.0), vec4(w.v[2].xyz, 0.0),
+              vec4(w.v[3].xyz, 1.0));
+#endif
 }
 
 // a * b, affine or not, as this variant allows.

@@ -41,18 +41,18 @@ layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
 #endif
 
 void evaluate(uint slot) {
-  if (kSkip && pc.aux != 0u && DIRTY[slot] != pc.frame) {
-    uint parent = PARENT[slot];
-    if (parent == kNoIndex || DIRTY[parent] != pc.frame) return;
-    DIRTY[slot] = pc.frame;
+  if (kSkip && pc.aux != 0u && DIRTY(slot) != pc.frame) {
+    uint parent = PARENT(slot);
+    if (parent == kNoIndex || DIRTY(parent) != pc.frame) return;
+    DIRTY(slot) = pc.frame;
   }
-  uint f = kReadsFlags ? FLAGS[slot] : 0u;
+  uint f = kReadsFlags ? FLAGS(slot) : 0u;
   mat4 m = own_matrix(slot, f);
   // The reference's product: LocalToWorld[parent] * local. Without kFeatureFinalTest every
   // entity of a dispatch with parents multiplies (pass_features.h).
-  if (kParents && (!kFinalTest || (f & kFlagWorldFinal) == 0u)) m = parent_times(PARENT[slot], m);
-  WORLD[slot] = m;
-  if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN[STATIC_INDEX[slot]] = m;
+  if (kParents && (!kFinalTest || (f & kFlagWorldFinal) == 0u)) m = parent_times(PARENT(slot), m);
+  WORLD(slot) = m;
+  if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = m;
 }
 
 #if defined(TPROP_CHAIN)
@@ -90,8 +90,8 @@ mat4 shuffle(mat4 m, uint lane) {
 void main() {
 #if defined(TPROP_SERIAL)
   for (uint level = pc.first; level < pc.first + pc.count; ++level) {
-    uvec2 segment = LEVELS[level];
-    for (uint k = 0u; k < segment.y; ++k) evaluate(LIST[segment.x + k]);
+    uvec2 segment = LEVELS(level);
+    for (uint k = 0u; k < segment.y; ++k) evaluate(LIST(segment.x + k));
   }
 #elif defined(TPROP_CHAIN)
   // The levels [pc.first, + pc.count) each hold one entity, the child of the one above it (the
@@ -113,15 +113,15 @@ void main() {
   // (host/propagator_variants.cpp trim_chains), and every entity here is recomputed and marked.
   uint lane = gl_SubgroupInvocationID;
   bool skipping = kSkip && pc.aux != 0u;
-  uint above = PARENT[LIST[LEVELS[pc.first].x]];
+  uint above = PARENT(LIST(LEVELS(pc.first).x));
   // Above a root: the identity (identity * own is own).
   mat4 carry = mat4(1.0);
   if (above != kNoIndex) carry = load_world(above);  // written by an earlier dispatch
   for (uint base = 0u; base < pc.count; base += TPROP_NARROW_GROUP_SIZE) {
     // Lanes past the end repeat the last level: their products are never written.
     bool here = base + lane < pc.count;
-    uint slot = LIST[LEVELS[pc.first + min(base + lane, pc.count - 1u)].x];
-    uint f = kReadsFlags ? FLAGS[slot] : 0u;
+    uint slot = LIST(LEVELS(pc.first + min(base + lane, pc.count - 1u)).x);
+    uint f = kReadsFlags ? FLAGS(slot) : 0u;
     mat4 own = own_matrix(slot, f);
     // A segmented inclusive scan (Hillis-Steele, 3 rounds of 8 lanes): lane j ends with the
     // product of the own matrices from the block's start, or from the last entity at or below
@@ -134,9 +134,9 @@ void main() {
     mat4 world = final ? prefix : product(carry, prefix);
     carry = shuffle(world, TPROP_NARROW_GROUP_SIZE - 1u);
     if (here) {
-      WORLD[slot] = world;
-      if (skipping) DIRTY[slot] = pc.frame;
-      if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN[STATIC_INDEX[slot]] = world;
+      WORLD(slot) = world;
+      if (skipping) DIRTY(slot) = pc.frame;
+      if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = world;
     }
   }
 #elif defined(TPROP_BUNDLE)
@@ -148,28 +148,28 @@ void main() {
   // invocation, which walks the k entities of a level one after another, each memory access
   // serves up to 8 entities.
   uint p = gl_WorkGroupID.x * TPROP_NARROW_GROUP_SIZE + gl_LocalInvocationID.x;
-  uvec2 top = LEVELS[pc.first];
+  uvec2 top = LEVELS(pc.first);
   if (p >= top.y) return;
   bool skipping = kSkip && pc.aux != 0u;
-  uint above = PARENT[LIST[top.x + p]];
+  uint above = PARENT(LIST(top.x + p));
   // Above a root: the identity (identity * own is own).
   mat4 carry = mat4(1.0);
   bool carry_dirty = false;
   if (above != kNoIndex) {
     carry = load_world(above);  // written by an earlier dispatch
-    carry_dirty = !skipping || DIRTY[above] == pc.frame;
+    carry_dirty = !skipping || DIRTY(above) == pc.frame;
   }
   for (uint level = pc.first; level < pc.first + pc.count; ++level) {
-    uint slot = LIST[LEVELS[level].x + p];
+    uint slot = LIST(LEVELS(level).x + p);
     // As evaluate(): recomputed when it or its parent changed this frame.
-    bool dirty = !skipping || carry_dirty || DIRTY[slot] == pc.frame;
+    bool dirty = !skipping || carry_dirty || DIRTY(slot) == pc.frame;
     if (dirty) {
-      uint f = kReadsFlags ? FLAGS[slot] : 0u;
+      uint f = kReadsFlags ? FLAGS(slot) : 0u;
       mat4 m = own_matrix(slot, f);
       if (!kFinalTest || (f & kFlagWorldFinal) == 0u) m = product(carry, m);
-      WORLD[slot] = m;
-      if (skipping) DIRTY[slot] = pc.frame;
-      if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN[STATIC_INDEX[slot]] = m;
+      WORLD(slot) = m;
+      if (skipping) DIRTY(slot) = pc.frame;
+      if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = m;
       carry = m;
     } else {
       carry = load_world(slot);  // clean: its LocalToWorld stands
@@ -178,9 +178,9 @@ void main() {
   }
 #elif defined(TPROP_NARROW)
   for (uint level = pc.first; level < pc.first + pc.count; ++level) {
-    uvec2 segment = LEVELS[level];
+    uvec2 segment = LEVELS(level);
     for (uint k = gl_LocalInvocationID.x; k < segment.y; k += TPROP_NARROW_GROUP_SIZE) {
-      evaluate(LIST[segment.x + k]);
+      evaluate(LIST(segment.x + k));
     }
     // The next level reads what this one wrote, from other invocations of this workgroup.
     memoryBarrierBuffer();
@@ -188,6 +188,6 @@ void main() {
   }
 #else
   uint i = flat_invocation(kWideGroupSize);
-  if (i < pc.count) evaluate(LIST[pc.first + i]);
+  if (i < pc.count) evaluate(LIST(pc.first + i));
 #endif
 }

@@ -1,6 +1,7 @@
 #version 460
 // One cube per instance, placed by the instance's LocalToWorld read straight from tprop's output
-// buffer: no vertex buffers, no readback.
+// buffer: no vertex buffers, no readback. One draw per piece of the output, firstInstance its
+// first slot, so gl_InstanceIndex is the store slot.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
@@ -23,7 +24,7 @@ const vec3 kNormals[6] = vec3[](vec3(0, 0, -1), vec3(0, 0, 1), vec3(0, -1, 0), v
                                 vec3(1, 0, 0), vec3(-1, 0, 0));
 
 void main() {
-  mat4 model = Matrices(pc.local_to_world).m[gl_InstanceIndex];
+  mat4 model = Matrices(pc.local_to_world).m[gl_InstanceIndex - pc.first_slot];
   vec3 corner = kCorners[kIndices[gl_VertexIndex]] * pc.half_size;
   gl_Position = pc.view_proj * (model * vec4(corner, 1.0));
   // Shading only: mat3(model) is close enough to the normal matrix for a gizmo.

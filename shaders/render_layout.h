@@ -1,6 +1,7 @@
 // The renderer sample's interface: push constants shared by render_instances.vert and
-// samples/render_scene.cpp. The sample reads tprop's LocalToWorld buffer through its device
-// address, one float4x4 per instance (gl_InstanceIndex = store slot).
+// samples/render_scene.cpp. The sample draws each piece of tprop's LocalToWorld output with one
+// draw, reading the piece through its device address, one float4x4 per instance; firstInstance
+// is the piece's first slot, so gl_InstanceIndex is the store slot throughout.
 #ifndef TPROP_RENDER_LAYOUT_H
 #define TPROP_RENDER_LAYOUT_H
 
@@ -19,15 +20,15 @@ using mat4 = glm::mat4;
 
 struct RenderPush {
   mat4 view_proj;         // world -> Vulkan clip space (y down, depth 0..1)
-  uint64 local_to_world;  // device address of tprop's LocalToWorld output (64-byte stride)
+  uint64 local_to_world;  // device address of a piece of tprop's output (64-byte stride)
   float half_size;        // the cube's half edge, in each entity's local units
-  uint instance_count;
+  uint first_slot;        // the piece's first slot: instance gl_InstanceIndex - first_slot
 };
 
 #ifdef __cplusplus
 static_assert(sizeof(RenderPush) == 80);
 static_assert(offsetof(RenderPush, local_to_world) == 64);
-static_assert(offsetof(RenderPush, instance_count) == 76);
+static_assert(offsetof(RenderPush, first_slot) == 76);
 }  // namespace tprop::render
 #endif
 

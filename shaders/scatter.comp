@@ -13,19 +13,19 @@ void main() {
   uint i = flat_invocation(TPROP_SCATTER_GROUP_SIZE);
   if (i >= pc.count) return;
   if (i >= pc.aux) {
-    uvec2 change = LEVELS[pc.first + i - pc.aux];
-    LIST[change.x] = change.y;
+    uvec2 change = LEVELS(pc.first + i - pc.aux);
+    LIST(change.x) = change.y;
     return;
   }
-  EntityDelta d = DELTAS[i];
+  EntityDelta d = DELTAS(i);
   uint slot = d.slot;
-  FLAGS[slot] = d.flags;
-  PARENT[slot] = d.parent;
-  RARE_INDEX[slot] = d.rare_index;
-  STATIC_INDEX[slot] = d.static_index;
-  TRANSLATION[slot] = d.translation;
-  ROTATION[slot] = d.rotation;
-  SCALE[slot] = d.scale;
-  DIRTY[slot] = pc.frame;
-  if (d.flags == 0u) WORLD[slot] = mat4(0.0);
+  FLAGS(slot) = d.flags;
+  PARENT(slot) = d.parent;
+  RARE_INDEX(slot) = d.rare_index;
+  STATIC_INDEX(slot) = d.static_index;
+  TRANSLATION(slot) = d.translation;
+  ROTATION(slot) = d.rotation;
+  SCALE(slot) = d.scale;
+  DIRTY(slot) = pc.frame;
+  if (d.flags == 0u) WORLD(slot) = mat4(0.0);
 }

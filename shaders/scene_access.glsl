@@ -1,11 +1,16 @@
-// GLSL side of scene_layout.h: how the passes reach the scene's arrays, as macros
-// (FLAGS[slot], WORLD[slot] = m, ...) so that each pass is written once and built in two variants:
-//  - default: buffer device addresses from the push constants (GL_EXT_buffer_reference): no
-//    binding is limited by maxStorageBufferRange, so any scene that fits in memory works;
+// GLSL side of scene_layout.h: how the passes reach the scene's arrays, as function-like macros
+// (FLAGS(slot), WORLD(slot) = m, RARE(r).composite_scale, ...; each names an element, read or
+// written) so that each pass is written once and built in two variants:
+//  - default: buffer device addresses, through each array's piece table (scene_layout.h): an
+//    array may span any number of buffers, so any scene that fits in memory works, past
+//    maxStorageBufferRange and past maxMemoryAllocationSize;
 //  - TPROP_DESCRIPTORS: one storage-buffer descriptor per array (set 0, bindings as in
-//    scene_layout.h). Measured on lavapipe: a pass storing one mat4 per invocation ran 3 to 4
-//    times faster through descriptors than through device addresses, so the host uses this
-//    variant whenever every array fits in one binding.
+//    scene_layout.h), only when every array is one piece that fits one binding. Measured on
+//    lavapipe: a pass storing one mat4 per invocation ran 3 to 4 times faster through
+//    descriptors than through device addresses, so the host uses this variant whenever it can.
+// The accessors take an index, not [index]: which piece holds an element depends on the index,
+// which an object-like macro followed by [...] cannot see. (A pass still written FLAGS[slot]
+// does not compile: FLAGS alone names nothing.)
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
@@ -38,52 +43,68 @@ layout(std430, set = 0, binding = 11) buffer DeltaBuffer { EntityDelta v[]; } b_
 layout(std430, set = 0, binding = 12) buffer ListBuffer { uint v[]; } b_list;
 layout(std430, set = 0, binding = 13) TPROP_MAT4_COHERENCE buffer DirtyBuffer { uint v[]; } b_dirty;
 
-#define FLAGS b_flags.v
-#define TRANSLATION b_translation.v
-#define ROTATION b_rotation.v
-#define SCALE b_scale.v
-#define PARENT b_parent.v
-#define RARE_INDEX b_rare_index.v
-#define STATIC_INDEX b_static_index.v
-#define RARE b_rare.v
-#define FROZEN b_frozen.v
-#define WORLD b_world.v
-#define LEVELS b_levels.v
-#define DELTAS b_deltas.v
-#define LIST b_list.v
-#define DIRTY b_dirty.v
+#define FLAGS(i) b_flags.v[i]
+#define TRANSLATION(i) b_translation.v[i]
+#define ROTATION(i) b_rotation.v[i]
+#define SCALE(i) b_scale.v[i]
+#define PARENT(i) b_parent.v[i]
+#define RARE_INDEX(i) b_rare_index.v[i]
+#define STATIC_INDEX(i) b_static_index.v[i]
+#define RARE(i) b_rare.v[i]
+#define FROZEN(i) b_frozen.v[i]
+#define WORLD(i) b_world.v[i]
+#define LEVELS(i) b_levels.v[i]
+#define DELTAS(i) b_deltas.v[i]
+#define LIST(i) b_list.v[i]
+#define DIRTY(i) b_dirty.v[i]
 
 #else
 
+// Whole arrays from a plain address: pointer jumping's scratch (jump.comp), one buffer; its
+// matrices are kept as 4 columns or, when affine, 3 rows (vec4s either way).
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer UintArray { uint v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) TPROP_MAT4_COHERENCE buffer
-DirtyArray { uint v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer Uvec2Array { uvec2 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4Array { vec4 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) buffer RareArray {
-  RareRecord v[];
+
+// One element of a pieced array.
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer PieceTable {
+  uint64_t v[];
 };
-layout(buffer_reference, std430, buffer_reference_align = 16) TPROP_MAT4_COHERENCE buffer Mat4Array {
-  mat4 v[];
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer UintElement { uint v; };
+layout(buffer_reference, std430, buffer_reference_align = 4) TPROP_MAT4_COHERENCE buffer
+DirtyElement { uint v; };
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer Uvec2Element { uvec2 v; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4Element { vec4 v; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer RareElement {
+  RareRecord v;
 };
-layout(buffer_reference, std430, buffer_reference_align = 16) buffer DeltaArray {
-  EntityDelta v[];
+layout(buffer_reference, std430, buffer_reference_align = 16) TPROP_MAT4_COHERENCE buffer
+Mat4Element { mat4 v; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer DeltaElement {
+  EntityDelta v;
 };
 
-#define FLAGS UintArray(pc.flags).v
-#define TRANSLATION Vec4Array(pc.translation).v
-#define ROTATION Vec4Array(pc.rotation).v
-#define SCALE Vec4Array(pc.scale).v
-#define PARENT UintArray(pc.parent).v
-#define RARE_INDEX UintArray(pc.rare_index).v
-#define STATIC_INDEX UintArray(pc.static_index).v
-#define RARE RareArray(pc.rare).v
-#define FROZEN Mat4Array(pc.frozen).v
-#define WORLD Mat4Array(pc.local_to_world).v
-#define LEVELS Uvec2Array(pc.levels).v
-#define DELTAS DeltaArray(pc.deltas).v
-#define LIST UintArray(pc.list).v
-#define DIRTY DirtyArray(pc.dirty).v
+// The address of element i of the array whose tagged piece table is `table` (scene_layout.h):
+// piece i >> shift, element i & (2^shift - 1) within it.
+uint64_t element_address(uint64_t table, uint i, uint stride) {
+  uint shift = uint(table) & kPieceShiftMask;
+  uint64_t piece = PieceTable(table & ~uint64_t(kPieceShiftMask)).v[i >> shift];
+  return piece + uint64_t(i & ((1u << shift) - 1u)) * stride;
+}
+
+#define FLAGS(i) UintElement(element_address(pc.flags, (i), 4u)).v
+#define TRANSLATION(i) Vec4Element(element_address(pc.translation, (i), 16u)).v
+#define ROTATION(i) Vec4Element(element_address(pc.rotation, (i), 16u)).v
+#define SCALE(i) Vec4Element(element_address(pc.scale, (i), 16u)).v
+#define PARENT(i) UintElement(element_address(pc.parent, (i), 4u)).v
+#define RARE_INDEX(i) UintElement(element_address(pc.rare_index, (i), 4u)).v
+#define STATIC_INDEX(i) UintElement(element_address(pc.static_index, (i), 4u)).v
+#define RARE(i) RareElement(element_address(pc.rare, (i), kRareRecordBytes)).v
+#define FROZEN(i) Mat4Element(element_address(pc.frozen, (i), 64u)).v
+#define WORLD(i) Mat4Element(element_address(pc.local_to_world, (i), 64u)).v
+#define LEVELS(i) Uvec2Element(element_address(pc.levels, (i), 8u)).v
+#define DELTAS(i) DeltaElement(element_address(pc.deltas, (i), kEntityDeltaBytes)).v
+#define LIST(i) UintElement(element_address(pc.list, (i), 4u)).v
+#define DIRTY(i) DirtyElement(element_address(pc.dirty, (i), 4u)).v
 
 #endif
 

@@ -1,9 +1,19 @@
 // The one description of the GPU scene layout, included by the GLSL compute shaders and by C++
-// (hierarchy/gpu_pack.h, host/propagator.cpp). Every storage array can be reached through a
-// buffer device address passed in the push constants, so no single binding is bound by
-// maxStorageBufferRange (128 MiB on lavapipe) and a 10-million-entity scene fits; when every
-// array fits in one binding the passes use descriptors instead (faster on lavapipe, see
-// scene_access.glsl).
+// (hierarchy/gpu_pack.h, host/propagator.cpp). Every storage array can be reached through
+// buffer device addresses passed in the push constants, so no single binding is bound by
+// maxStorageBufferRange (128 MiB on lavapipe); when every array fits in one binding the passes
+// use descriptors instead (faster on lavapipe, see scene_access.glsl).
+//
+// Arrays in pieces. No array has to fit one allocation (maxMemoryAllocationSize, 4 GiB on an
+// H100, where a 100-million-entity LocalToWorld takes 6.4 GB): each is split into pieces of a
+// power-of-two number of elements, each piece its own buffer, so element i lives in piece
+// i >> shift at index i & (2^shift - 1). Only the last piece may be shorter. The per-slot arrays
+// share one shift (their pieces cover the same slots), chosen so that a LocalToWorld piece fits
+// the byte cap; the other arrays each have their own. For the device-address passes, each array
+// field of ScenePush holds the address of the array's piece table (one uint64 device address per
+// piece) with the shift in its low kPieceShiftBits bits: tables are placed at addresses aligned
+// to kPieceTableAlign, so those bits are free, and the shift costs no push-constant space (the
+// 128 bytes are all used). A scene that fits one piece per array still has one-entry tables.
 //
 // Arrays indexed by store slot (EntityStore; an entity keeps its slot for its whole life, so its
 // data never moves when the hierarchy changes): flags, translation, rotation, scale, parent (the
@@ -55,6 +65,15 @@ TPROP_CONST kNarrowLevelsPerDispatch = 4096u;
 TPROP_CONST kMaxGroupsPerDimension = 65535u;
 
 TPROP_CONST kNoIndex = 0xffffffffu;
+
+// Element sizes of the arrays whose elements are structs (GLSL has no sizeof).
+TPROP_CONST kRareRecordBytes = 384u;
+TPROP_CONST kEntityDeltaBytes = 80u;
+
+// Piece tables (see the top): the low bits of a table's address carry log2(elements per piece).
+TPROP_CONST kPieceShiftBits = 5u;
+TPROP_CONST kPieceShiftMask = (1u << kPieceShiftBits) - 1u;
+TPROP_CONST kPieceTableAlign = 1u << kPieceShiftBits;
 
 // The descriptor variant of the passes (TPROP_DESCRIPTORS in scene_access.glsl): set 0, one
 // storage buffer per array, in this order.
@@ -121,6 +140,9 @@ struct EntityDelta {
 };
 
 // Push constants shared by every pipeline (128 bytes, the guaranteed maxPushConstantsSize).
+// Each uint64 array field is, for the device-address passes, the tagged address of the array's
+// piece table (see the top; element i of that array is in piece i >> shift); the descriptor
+// passes ignore them. The element types:
 struct ScenePush {
   uint64 flags;           // uint[]
   // vec4[] (xyz; w unused). Padded: measured on lavapipe (device-address passes), compose of
@@ -137,7 +159,8 @@ struct ScenePush {
   uint64 local_to_world;  // mat4[] (the output, column-major, 64-byte stride)
   uint64 levels;          // uvec2[level]: (first list entry, count) of each level's segment;
                           // then the frame's order changes, (entry, slot) pairs
-  uint64 deltas;          // EntityDelta[] (scatter only)
+  uint64 deltas;          // EntityDelta[] (scatter only); the pointer-jumping passes put the
+                          // plain address of their scratch buffer (one piece) here instead
   uint64 list;            // uint[]: the slots the passes follow, level segment after segment
   uint64 dirty;           // uint[]: per slot, the last frame that changed the entity
   uint first;             // scatter: where the order changes start in levels[];
@@ -149,10 +172,10 @@ struct ScenePush {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(RareRecord) == 384);
+static_assert(sizeof(RareRecord) == kRareRecordBytes);
 static_assert(offsetof(RareRecord, inverse_composite_scale) == 128);
 static_assert(offsetof(RareRecord, user_local_to_world) == 320);
-static_assert(sizeof(EntityDelta) == 80);
+static_assert(sizeof(EntityDelta) == kEntityDeltaBytes);
 static_assert(offsetof(EntityDelta, translation) == 32);
 static_assert(offsetof(EntityDelta, scale) == 64);
 static_assert(sizeof(ScenePush) == 128);
@@ -163,6 +186,8 @@ static_assert(offsetof(ScenePush, dirty) == 104);
 static_assert(offsetof(ScenePush, first) == 112);
 static_assert(offsetof(ScenePush, aux) == 124);
 static_assert(sizeof(mat4) == 64 && sizeof(vec4) == 16);
+// A shift up to 31 (pieces of up to 2^31 elements) fits the tag.
+static_assert(kPieceShiftMask >= 31u && kPieceTableAlign % sizeof(uint64) == 0);
 }  // namespace tprop::gpu
 #endif
 

@@ -55,6 +55,8 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--seed -1", "--seed must be"},
       {"--frobnicate", "unknown option '--frobnicate'"},
       {"--sizes 1k gen:flat:10", "SPECs replace --sizes and --scenes"},
+      {"--max-buffer-bytes 100", "at least 16K, not '100'"},
+      {"--addressing nope", "'nope' is not auto or addresses"},
   };
   for (const auto& [args, message] : cases) {
     const Outcome o = run_bench(args);
@@ -169,6 +171,29 @@ TEST(Bench, TheSameSeedMakesTheSameEdits) {
   };
   const std::string args = "--scenes mixed --sizes 1k --seed 5";
   EXPECT_EQ(edits(bench_json(args)), edits(bench_json(args)));
+}
+
+// --memory: the Propagator's buffers counted, per entity, with the arrays in 16 KiB pieces
+// (256 slots each) and the first frame checked against the CPU reference.
+TEST(Bench, MemoryRunCountsTheBuffersOfEachScene) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const nlohmann::json doc =
+      bench_json("--memory --validate --max-buffer-bytes 16K gen:forest:3000:4");
+  ASSERT_EQ(doc.at("scenes").size(), 1u);
+  const nlohmann::json& m = doc.at("scenes")[0];
+  EXPECT_EQ(m.at("entities"), 3000);
+  EXPECT_EQ(m.at("slot_pieces"), 12);  // 3,000 slots in pieces of 256
+  EXPECT_LE(m.at("largest_buffer_bytes").get<uint64_t>(), 16384u);
+  // At least the 132 bytes a slot of the per-slot arrays, LocalToWorld included, and the 64 of
+  // their staging mirrors.
+  EXPECT_GE(m.at("device_bytes").get<uint64_t>(), 3000u * 132u);
+  EXPECT_GE(m.at("staging_bytes").get<uint64_t>(), 3000u * 64u);
+  EXPECT_GE(m.at("device_buffers").get<uint32_t>(), 9u * 12u);
+  EXPECT_LE(m.at("validate_max_error_in_tolerances").get<double>(), 1.0);
+  const Outcome text = run_bench("--memory gen:flat:500");
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_CONTAINS(text.out, "propagator device buffers");
+  EXPECT_CONTAINS(text.out, "B/entity");
 }
 
 }  // namespace

@@ -97,6 +97,26 @@ TEST(CliArgs, RunOptionsTakeValuesInBothSpellings) {
   EXPECT_EQ(dashed->scene, "-odd.json");
 }
 
+TEST(CliArgs, MaxBufferBytesTakesSuffixesAndRefusesLessThan16K) {
+  auto run = parse_run_args({"--max-buffer-bytes", "16K"});
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_EQ(run->max_buffer_bytes, 16384u);
+  auto giga = parse_run_args({"--max-buffer-bytes=1G"});
+  ASSERT_TRUE(giga.ok());
+  EXPECT_EQ(giga->max_buffer_bytes, uint64_t(1) << 30);
+  EXPECT_EQ(parse_run_args({"--max-buffer-bytes", "20000"})->max_buffer_bytes, 20000u);
+  EXPECT_EQ(parse_run_args({})->max_buffer_bytes, 0u);  // the device's limit
+  for (const char* bad : {"16383", "1k0", "M", "", "-5", "99999999999G"}) {
+    auto o = parse_run_args({"--max-buffer-bytes", bad});
+    ASSERT_FALSE(o.ok()) << bad;
+    EXPECT_NE(o.error().message.find("at least 16K"), std::string::npos) << o.error().message;
+  }
+  EXPECT_FALSE(parse_run_args({"--max-buffer-bytes"}).ok());
+  auto render = parse_render_args({"-o", "a.png", "--max-buffer-bytes", "64M"});
+  ASSERT_TRUE(render.ok());
+  EXPECT_EQ(render->max_buffer_bytes, uint64_t(64) << 20);
+}
+
 TEST(CliArgs, RenderNeedsAnOutput) {
   EXPECT_FALSE(parse_render_args({"scene.json"}).ok());
   auto o = parse_render_args({"-o", "a.png", "--size=64x32", "--seed", "5"});

@@ -142,9 +142,9 @@ struct MalformedCase {
   const char* expected;
 };
 
-TEST(CrdtStreamReader, MalformedMessagesAreErrorsNamingTheirOffset) {
+std::vector<MalformedCase> malformed_cases() {
   const std::string good = "0c 00 00 00  03 00 00 00  05 00 00 00 ";
-  const MalformedCase cases[] = {
+  return {
       {"length below the header", good + "07 00 00 00  03 00 00 00", "length 7 is shorter than the 8-byte header"},
       {"unknown type 0", good + "0c 00 00 00  00 00 00 00  05 00 00 00", "unknown message type 0"},
       {"unknown type 8", good + "0c 00 00 00  08 00 00 00  05 00 00 00", "unknown message type 8"},
@@ -155,7 +155,10 @@ TEST(CrdtStreamReader, MalformedMessagesAreErrorsNamingTheirOffset) {
       {"dataLength disagrees", good + "1a 00 00 00  01 00 00 00  05 00 00 00  01 00 00 00  01 00 00 00  03 00 00 00  aa bb",
        "dataLength 3 disagrees with length 26"},
   };
-  for (const MalformedCase& c : cases) {
+}
+
+TEST(CrdtStreamReader, MalformedMessagesAreErrorsNamingTheirOffset) {
+  for (const MalformedCase& c : malformed_cases()) {
     CrdtStreamReader reader;
     reader.append(hex(c.bytes));
     auto first = reader.next();
@@ -203,6 +206,54 @@ TEST(CrdtStreamReader, ChunkSizeDoesNotChangeTheMessages) {
     EXPECT_TRUE(reader.finish());
     EXPECT_EQ(got, all) << "chunk " << chunk;
   }
+}
+
+// feed() reads the messages that lie whole in a chunk where they are and copies only those cut
+// by a chunk's end: the messages, their order and the errors must be next()'s, however the
+// stream is cut.
+TEST(CrdtStreamReader, FeedGivesNextsMessagesAndErrorsWhateverTheChunks) {
+  std::vector<CrdtMessage> all;
+  for (int i = 0; i < 40; ++i) {
+    std::vector<uint8_t> data(size_t(i % 7) * 3, uint8_t(i));
+    all.push_back(CrdtMessage::put(EntityId(i), uint32_t(i % 3), uint32_t(i), data));
+    if (i % 5 == 0) all.push_back(CrdtMessage::delete_entity(EntityId(i)));
+  }
+  const std::vector<uint8_t> bytes = encode_crdt_messages(all);
+  const auto feed_in_chunks = [](std::span<const uint8_t> stream, size_t chunk,
+                                 std::vector<CrdtMessage>& got) {
+    CrdtStreamReader reader;
+    CrdtMessage scratch;
+    for (size_t at = 0; at < stream.size(); at += chunk) {
+      Status s = reader.feed(stream.subspan(at, std::min(chunk, stream.size() - at)), scratch,
+                             [&](const CrdtMessage& m) { got.push_back(m); });
+      if (!s) return s;
+    }
+    return reader.finish();
+  };
+  for (size_t chunk : {size_t(1), size_t(3), size_t(8), size_t(13), size_t(64), bytes.size()}) {
+    std::vector<CrdtMessage> got;
+    EXPECT_TRUE(feed_in_chunks(bytes, chunk, got)) << "chunk " << chunk;
+    EXPECT_EQ(got, all) << "chunk " << chunk;
+  }
+  for (const MalformedCase& c : malformed_cases()) {
+    const std::vector<uint8_t> stream = hex(c.bytes);
+    for (size_t chunk : {size_t(1), size_t(5), size_t(12), stream.size()}) {
+      std::vector<CrdtMessage> got;
+      const Status s = feed_in_chunks(stream, chunk, got);
+      ASSERT_FALSE(s) << c.what << ", chunk " << chunk;
+      EXPECT_EQ(got.size(), 1u) << c.what << ", chunk " << chunk;  // the good message first
+      EXPECT_NE(s.error().message.find("byte offset 12"), std::string::npos)
+          << c.what << ", chunk " << chunk << ": " << s.error().message;
+      EXPECT_NE(s.error().message.find(c.expected), std::string::npos)
+          << c.what << ", chunk " << chunk << ": " << s.error().message;
+    }
+  }
+  // A stream that ends inside a message: finish() names where it began.
+  std::vector<CrdtMessage> got;
+  const Status cut = feed_in_chunks(std::span<const uint8_t>(bytes).first(bytes.size() - 1), 13, got);
+  ASSERT_FALSE(cut);
+  EXPECT_EQ(got.size(), all.size() - 1);
+  EXPECT_NE(cut.error().message.find("runs past the end"), std::string::npos) << cut.error().message;
 }
 
 // Reading every type into one reused message leaves nothing of the previous message behind

@@ -26,6 +26,10 @@ CrdtMessage message(const Value& v) {
 Value put(uint32_t lamport, std::vector<uint8_t> data) { return {lamport, false, std::move(data)}; }
 Value del(uint32_t lamport) { return {lamport, true, {}}; }
 
+std::vector<EntityId> ids(std::span<const EntityId> removed) {
+  return {removed.begin(), removed.end()};
+}
+
 struct LwwRow {
   const char* rule;
   Value held;
@@ -96,7 +100,7 @@ TEST(CrdtState, DeleteEntityKillsEveryVersionUpToTheDeletedOne) {
   for (EntityId e : {v0, v1, v3, other}) (void)state.apply(CrdtMessage::put(e, 1, 1, {0x00}));
   const CrdtApplyResult r = state.apply(CrdtMessage::delete_entity(v2));
   EXPECT_EQ(r.outcome, CrdtOutcome::Applied);
-  EXPECT_EQ(r.removed, (std::vector<EntityId>{v0, v1}));
+  EXPECT_EQ(ids(r.removed), (std::vector<EntityId>{v0, v1}));
   EXPECT_FALSE(state.known(v0));
   EXPECT_FALSE(state.known(v1));
   EXPECT_TRUE(state.known(v3));     // a later version lives on
@@ -114,7 +118,7 @@ TEST(CrdtState, DeleteEntityKillsEveryVersionUpToTheDeletedOne) {
   EXPECT_EQ(state.dead_numbers(), (std::vector<std::pair<uint16_t, uint16_t>>{{9, 2}}));
   // A higher version raises the bar and removes what is now dead.
   const CrdtApplyResult higher = state.apply(CrdtMessage::delete_entity(v3));
-  EXPECT_EQ(higher.removed, std::vector<EntityId>{v3});
+  EXPECT_EQ(ids(higher.removed), std::vector<EntityId>{v3});
   EXPECT_EQ(state.entities(), std::vector<EntityId>{other});
 }
 
@@ -142,7 +146,7 @@ TEST(CrdtState, NetworkFormsActAsTheirLocalForms) {
   EXPECT_TRUE(state.find(kE, 1)->deleted);
   CrdtMessage kill = CrdtMessage::delete_entity(kE);
   kill.type = CrdtMessageType::DeleteEntityNetwork;
-  EXPECT_EQ(state.apply(kill).removed, std::vector<EntityId>{kE});
+  EXPECT_EQ(ids(state.apply(kill).removed), std::vector<EntityId>{kE});
   EXPECT_TRUE(state.is_dead(kE));
 }
 
@@ -155,6 +159,70 @@ TEST(CrdtState, AppendValueRecordsItsEntityButKeepsNoValue) {
   EXPECT_TRUE(r.entity_created);
   EXPECT_TRUE(state.known(kE));
   EXPECT_EQ(state.find(kE, 1040), nullptr);
+}
+
+// Values up to a Transform's 44 bytes are held in place, longer ones (other components, a
+// malformed Transform) on the heap: either way the bytes held are the winner's, whatever the
+// sizes before.
+TEST(CrdtState, ValuesOfAnySizeHoldTheWinnersBytesThroughOverwrites) {
+  CrdtState state;
+  std::vector<uint8_t> big(300);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = uint8_t(i * 7);
+  const std::vector<uint8_t> transform(44, 0x11), longer(45, 0x22);
+  for (uint32_t component : {1u, 1099u}) {
+    SCOPED_TRACE(component);
+    ASSERT_EQ(state.apply(CrdtMessage::put(kE, component, 1, transform)).outcome,
+              CrdtOutcome::Applied);
+    EXPECT_EQ(state.find(kE, component)->data, transform);
+    ASSERT_EQ(state.apply(CrdtMessage::put(kE, component, 2, big)).outcome, CrdtOutcome::Applied);
+    EXPECT_EQ(state.find(kE, component)->data, big);
+    // Equal lamports: the longer value wins, so 45 bytes lose to 300 and are ignored.
+    EXPECT_EQ(state.apply(CrdtMessage::put(kE, component, 2, longer)).outcome,
+              CrdtOutcome::Outdated);
+    ASSERT_EQ(state.apply(CrdtMessage::put(kE, component, 3, longer)).outcome,
+              CrdtOutcome::Applied);
+    EXPECT_EQ(state.find(kE, component)->data, longer);
+    ASSERT_EQ(state.apply(CrdtMessage::put(kE, component, 4, {0x05})).outcome,
+              CrdtOutcome::Applied);
+    EXPECT_EQ(state.find(kE, component)->data, std::vector<uint8_t>{0x05});
+    ASSERT_EQ(state.apply(CrdtMessage::delete_component(kE, component, 5)).outcome,
+              CrdtOutcome::Applied);
+    EXPECT_TRUE(state.find(kE, component)->deleted);
+    EXPECT_TRUE(state.find(kE, component)->data.empty());
+  }
+  // A copy keeps its own bytes.
+  const LwwEntry copy = *state.find(kE, 1099);
+  (void)state.apply(CrdtMessage::put(kE, 1099, 9, big));
+  EXPECT_TRUE(copy.data.empty());
+  EXPECT_EQ(state.find(kE, 1099)->data, big);
+}
+
+// A number holds one live version in place and others beside it (the SDK never makes them, a
+// stream may): every one is found, and deleting a version kills exactly those up to it, in any
+// arrival order.
+TEST(CrdtState, SeveralLiveVersionsOfANumberAreEachKeptAndKilledInOrder) {
+  CrdtState state;
+  const auto id = [](uint16_t v) { return dcl_entity_id(40, v); };
+  for (uint16_t v : {5, 2, 9, 3}) {
+    const CrdtApplyResult r = state.apply(CrdtMessage::put(id(v), 1, v, {uint8_t(v)}));
+    EXPECT_TRUE(r.entity_created) << v;
+  }
+  EXPECT_EQ(state.entity_count(), 4u);
+  for (uint16_t v : {5, 2, 9, 3})
+    EXPECT_EQ(state.find(id(v), 1)->data, std::vector<uint8_t>{uint8_t(v)});
+  EXPECT_EQ(ids(state.apply(CrdtMessage::delete_entity(id(4))).removed),
+            (std::vector<EntityId>{id(2), id(3)}));
+  EXPECT_EQ(state.entities(), (std::vector<EntityId>{id(5), id(9)}));
+  EXPECT_EQ(ids(state.apply(CrdtMessage::delete_entity(id(5))).removed),
+            std::vector<EntityId>{id(5)});
+  EXPECT_EQ(state.find(id(9), 1)->data, std::vector<uint8_t>{9});
+  EXPECT_EQ(state.apply(CrdtMessage::put(id(4), 1, 1, {0x04})).outcome, CrdtOutcome::DeadEntity);
+  EXPECT_TRUE(state.apply(CrdtMessage::put(id(11), 1, 1, {0x0b})).entity_created);
+  EXPECT_EQ(state.entities(), (std::vector<EntityId>{id(9), id(11)}));
+  EXPECT_EQ(ids(state.apply(CrdtMessage::delete_entity(id(20))).removed),
+            (std::vector<EntityId>{id(9), id(11)}));
+  EXPECT_EQ(state.entity_count(), 0u);
+  EXPECT_FALSE(state.known(id(9)));
 }
 
 TEST(CrdtState, CountsEveryMessageByTypeAndOutcome) {

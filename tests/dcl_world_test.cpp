@@ -3,7 +3,9 @@
 // scene's parcel translation, whatever the frames, the chunking, the loading and unloading.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <random>
 
 #include "compare.h"
@@ -189,6 +191,26 @@ TEST(DclWorld, RemovingASceneDestroysExactlyItsEntitiesAndItsSlotIsReused) {
   EXPECT_EQ(w.scenes(), (std::vector<SceneId>{a, b}));
 }
 
+// feed() applies messages a batch at a time: the ones before a malformed message are applied
+// all the same, and the error names the scene and the message's offset.
+TEST(DclWorld, MessagesBeforeAMalformedOneAreAppliedAndTheErrorNamesTheScene) {
+  DclWorld w;
+  const SceneId s = w.add_scene("broken", {0, 0}).value();
+  std::vector<CrdtMessage> good;
+  for (EntityId e = 512; e < 552; ++e) good.push_back(put_transform(e, 1, at({1, 0, 0}, 0)));
+  std::vector<uint8_t> bytes = encode_crdt_messages(good);
+  const size_t offset = bytes.size();
+  const std::vector<uint8_t> bad = hex("0c 00 00 00  09 00 00 00  05 00 00 00");
+  bytes.insert(bytes.end(), bad.begin(), bad.end());
+  const Status st = w.feed(s, bytes);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("scene 'broken'"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("offset " + std::to_string(offset)), std::string::npos)
+      << st.error().message;
+  EXPECT_EQ(w.store().size(), 41u);  // the 40 entities and the root
+  EXPECT_TRUE(near(world_of(w, s, 551), T(1, 0, 0)));
+}
+
 TEST(DclWorld, AddingBeyondTheSlotLimitIsAClearError) {
   DclWorld w;
   for (uint32_t i = 0; i < DclWorld::kMaxScenes; ++i) ASSERT_TRUE(w.add_scene("s", {0, 0}));
@@ -301,6 +323,68 @@ TEST(DclWorld, RandomMessagesMatchSingleScenes) {
   replay_and_compare(streams, streams.frame_count());
 }
 
+// A player walking east from the city's corner one parcel a frame, with a view of 2 parcels:
+// each scene (a strip of 4 parcels along x) is loaded exactly in the frames where one of its
+// parcels lies within 2 parcels of the player along x and y, found here parcel by parcel.
+TEST(DclWorldGen, WalkingPlayerLoadsScenesInViewAndUnloadsThemBehind) {
+  constexpr uint32_t kFrames = 40, kParcels = 4, kView = 2;
+  Result<DclWorldStreams> streams = generate_dcl_world("gen:dclworld:160:4:walk=2", kFrames, 6);
+  ASSERT_TRUE(streams) << streams.error().message;
+  std::map<std::string, const DclWorldScene*> generated;
+  for (const DclWorldScene& sc : streams->scenes) generated[sc.name] = &sc;
+  size_t mid_run_loads = 0, unloads = 0;
+  for (uint32_t i = 0; i < 160; ++i) {
+    const int32_t x = -150 + int32_t(i * kParcels % 300), y = -150 + int32_t(i * kParcels / 300);
+    std::vector<uint32_t> seen;
+    for (uint32_t f = 0; f < kFrames; ++f) {
+      const int32_t px = -150 + int32_t(f), py = -150;
+      bool in_view = false;
+      for (int32_t k = 0; k < int32_t(kParcels); ++k)
+        in_view |= std::abs(x + k - px) <= int32_t(kView) && std::abs(y - py) <= int32_t(kView);
+      if (in_view) seen.push_back(f);
+    }
+    const std::string name = "scene" + std::to_string(i);
+    SCOPED_TRACE(name);
+    if (seen.empty()) {
+      EXPECT_EQ(generated.count(name), 0u);  // never in view: not generated
+      continue;
+    }
+    ASSERT_EQ(generated.count(name), 1u);
+    const DclWorldScene& sc = *generated[name];
+    EXPECT_EQ(sc.parcel, (DclParcel{x, y}));
+    EXPECT_EQ(sc.load_frame, seen.front());
+    ASSERT_EQ(seen.back() - seen.front() + 1, seen.size());  // one run of frames
+    if (seen.back() + 1 < kFrames) {
+      ASSERT_TRUE(sc.unload_frame);
+      EXPECT_EQ(*sc.unload_frame, seen.back() + 1);
+      ++unloads;
+    } else {
+      EXPECT_FALSE(sc.unload_frame);
+    }
+    EXPECT_EQ(sc.chunk_count(), seen.size());  // a chunk for every frame it is loaded
+    mid_run_loads += sc.load_frame > 0;
+  }
+  EXPECT_GT(mid_run_loads, 10u);
+  EXPECT_GT(unloads, 10u);
+  // A scene's stream starts from its creation whenever it loads: the same bytes as the
+  // scene's first frames in a world without a walk.
+  Result<DclWorldStreams> still = generate_dcl_world("gen:dclworld:160:4", 3, 6);
+  ASSERT_TRUE(still);
+  const DclWorldScene& late = *generated["scene5"];
+  ASSERT_GT(late.load_frame, 0u);
+  EXPECT_EQ(std::vector<uint8_t>(late.chunk(0).begin(), late.chunk(0).end()),
+            std::vector<uint8_t>(still->scenes[5].chunk(0).begin(),
+                                 still->scenes[5].chunk(0).end()));
+}
+
+// Loads and unloads mid-run, as the walk drives them, leave every loaded scene equal to the
+// single-scene path (a new DclScene at each load) offset by its parcel, frame after frame.
+TEST(DclWorldGen, WalkingWorldMatchesSingleScenesFrameByFrame) {
+  Result<DclWorldStreams> streams = generate_dcl_world("gen:dclworld:90:2:walk=1", 24, 4);
+  ASSERT_TRUE(streams) << streams.error().message;
+  replay_and_compare(*streams, 24);
+}
+
 TEST(DclWorldGen, SameSpecFramesAndSeedGiveTheSameBytes) {
   auto a = generate_dcl_world("gen:dclworld:3:2", 5, 9);
   auto b = generate_dcl_world("gen:dclworld:3:2", 5, 9);
@@ -321,8 +405,11 @@ TEST(DclWorldGen, SameSpecFramesAndSeedGiveTheSameBytes) {
 }
 
 TEST(DclWorldGen, BadSpecsNameWhatIsWrong) {
-  for (const char* spec : {"gen:dclworld", "gen:dclworld:0", "gen:dclworld:2:326",
-                           "gen:dclworld:x", "gen:dclworld:1:2:3", "gen:dclworld:65537"}) {
+  for (const char* spec :
+       {"gen:dclworld", "gen:dclworld:0", "gen:dclworld:2:326", "gen:dclworld:x",
+        "gen:dclworld:1:2:3", "gen:dclworld:65537", "gen:dclworld:2:walk=x",
+        "gen:dclworld:2:walk=301", "gen:dclworld:2:walk=1:walk=2", "gen:dclworld:2:3:walk=1:4",
+        "gen:dclworld:2:walk=-1", "gen:dclworld:2:walk="}) {
     Result<DclWorldStreams> r = generate_dcl_world(spec, 1, 1);
     ASSERT_FALSE(r) << spec;
     EXPECT_NE(r.error().message.find(spec), std::string::npos) << r.error().message;

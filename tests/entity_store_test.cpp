@@ -47,6 +47,29 @@ TEST(EntityStore, SetAddsAndRemoveDropsAComponent) {
   EXPECT_FALSE(store.has(1, Component::Translation));
 }
 
+TEST(EntityStore, SetTrsAtWritesAWholeTransformAndSwapsTheScaleComponent) {
+  EntityStore store;
+  store.create(1);
+  store.create(2);
+  (void)store.take_changes();
+  const uint32_t slot = store.slot_of(2);
+  store.set_trs_at(slot, float3(1, 2, 3), quat(0, 0, 1, 0), float3(2, 3, 4));
+  EXPECT_EQ(store.mask_at(slot), bit(Component::Translation) | bit(Component::Rotation) |
+                                     bit(Component::NonUniformScale));
+  EXPECT_EQ(store.translation_at(slot), float3(1, 2, 3));
+  EXPECT_EQ(store.rotation_at(slot), quat(0, 0, 1, 0));
+  EXPECT_EQ(store.non_uniform_scale_at(slot), float3(2, 3, 4));
+  store.set_trs_at(slot, float3(4, 5, 6), quat(1, 0, 0, 0), 0.5f);
+  EXPECT_EQ(store.mask_at(slot), bit(Component::Translation) | bit(Component::Rotation) |
+                                     bit(Component::Scale));
+  EXPECT_EQ(store.scale_at(slot), 0.5f);
+  // A value edit, listed once, and entity 1 untouched.
+  const StoreChanges changes = store.take_changes();
+  EXPECT_FALSE(changes.hierarchy);
+  EXPECT_EQ(changes.slots, std::vector<uint32_t>{slot});
+  EXPECT_EQ(store.mask_at(store.slot_of(1)), 0u);
+}
+
 TEST(EntityStore, AddGivesDefaultValuesEvenAfterAnEarlierRemove) {
   EntityStore store;
   store.create(1);

@@ -118,10 +118,18 @@ TEST_F(GpuRandom, AHundredThousandDeepChainIsPropagatedToTheLastLevel) {
 // hundreds of levels deep, over value, hierarchy and Static frames, it must stay within the
 // reference's tolerance, and it must be what ran.
 TEST_F(GpuRandom, PointerJumpingMatchesTheReferenceOnDeepScenesOverFrames) {
-  // Whole runs, and runs cut into pieces of at most 500 entities (the next piece's first level
-  // then finds its parents final, as a run's first level does).
-  for (uint32_t piece : {0u, 500u}) {
-    SCOPED_TRACE("pieces of " + std::to_string(piece));
+  // Whole runs, and runs cut into parts of at most 500 entities (the next part's first level
+  // then finds its parents final, as a run's first level does), and with every buffer at most
+  // 16 KiB: every array in pieces (the order, the levels, the rare and frozen tables...) and
+  // runs cut to what one scratch buffer holds (117 entities).
+  struct Case {
+    const char* what;
+    uint32_t run_max;
+    uint64_t buffer_max;
+  };
+  for (const Case c : {Case{"whole runs", 0, 0}, Case{"runs of at most 500", 500, 0},
+                       Case{"16 KiB buffers", 0, kMinBufferBytes}}) {
+    SCOPED_TRACE(c.what);
     EntityStore store;
     ValueSource v(41);
     const uint32_t n = 6000;
@@ -136,12 +144,18 @@ TEST_F(GpuRandom, PointerJumpingMatchesTheReferenceOnDeepScenesOverFrames) {
       depth[i] = depth[parent] + 1;
       store.set_parent(i, parent);
     }
-    Propagator gpu = make_propagator(
-        ctx(), {.narrow_walk = NarrowWalk::Jump, .jump_run_max_entities = piece});
+    Propagator gpu = make_propagator(ctx(), {.narrow_walk = NarrowWalk::Jump,
+                                             .jump_run_max_entities = c.run_max,
+                                             .max_buffer_bytes = c.buffer_max});
     CpuReference cpu;
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
     EXPECT_GE(gpu.last_frame().levels, 150u);
-    EXPECT_GE(gpu.last_frame().jump_runs, piece ? 4u : 1u) << "the deep runs were jumped";
+    EXPECT_GE(gpu.last_frame().jump_runs, c.run_max || c.buffer_max ? 4u : 1u)
+        << "the deep runs were jumped";
+    if (c.buffer_max) {
+      EXPECT_LE(gpu.last_frame().largest_buffer_bytes, c.buffer_max);
+      EXPECT_GE(gpu.last_frame().slot_pieces, 6000u / 256u);
+    }
     uint32_t skipping_jumps = 0;  // frames that jumped runs while skipping the unchanged
     for (int frame = 0; frame < 6; ++frame) {
       for (uint32_t k = 0; k < 60; ++k) store.set_translation(v.below(n), v.vec(5));

@@ -212,6 +212,12 @@ TEST_P(GpuRulesBothPaths, EveryComponentCombinationMatchesTheReferenceOverFrames
   Propagator gpu = make_propagator(ctx(), GetParam().options);
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 1"), 1.0);
+  if (const uint64_t cap = GetParam().options.max_buffer_bytes) {
+    // 98,000 slots: 383 pieces per per-slot array, hundreds more for the other arrays.
+    EXPECT_EQ(gpu.last_frame().slot_pieces, (store.slot_capacity() + 255) / 256);
+    EXPECT_GT(gpu.last_frame().device_buffers, 9u * gpu.last_frame().slot_pieces);
+    EXPECT_LE(gpu.last_frame().largest_buffer_bytes, cap);
+  }
 
   // Value-only frame: new values (Statics must not move), components added and removed.
   for (EntityId id = 0; id < (1u << kFeatureBits) * 3; id += 5) {
@@ -235,7 +241,8 @@ TEST_P(GpuRulesBothPaths, EveryComponentCombinationMatchesTheReferenceOverFrames
 
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 4 (nothing changed)"), 1.0);
   const PropagatorOptions& o = GetParam().options;
-  EXPECT_EQ(gpu.last_frame().descriptors, o.prefer_descriptors);
+  // Descriptors only where every array is one piece.
+  EXPECT_EQ(gpu.last_frame().descriptors, o.prefer_descriptors && !o.max_buffer_bytes);
   // Nothing changed: nothing to upload, nothing to evaluate, whatever the strategy.
   EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
   EXPECT_EQ(gpu.last_frame().evaluated_entities, 0u);
@@ -248,7 +255,12 @@ INSTANTIATE_TEST_SUITE_P(
                       AddressingCase{"DeviceAddresses", {.prefer_descriptors = false}},
                       AddressingCase{"WholeOrderSkippingTheUnchanged", {.work_list_max = 0}},
                       AddressingCase{"WorkListWheneverPossible", {.work_list_max = UINT32_MAX}},
-                      AddressingCase{"GeneralShaders", {.specialize = false}}),
+                      AddressingCase{"GeneralShaders", {.specialize = false}},
+                      // 16 KiB buffers: the per-slot arrays in pieces of 256 slots, the rare
+                      // table of 32 records, the frozen one of 256, the order of 4,096 entries,
+                      // the frame's deltas of 128.
+                      AddressingCase{"EveryArrayInSmallPieces",
+                                     {.max_buffer_bytes = kMinBufferBytes}}),
     [](const ::testing::TestParamInfo<AddressingCase>& param) { return param.param.name; });
 
 TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
@@ -408,6 +420,126 @@ TEST_F(GpuRules, OutputBindingDescribesTheLocalToWorldBuffer) {
   // The GPU stages run inside the submit-and-wait of run(): a wrong timestamp period or bit
   // mask would show as more GPU time than wall time.
   EXPECT_LE(times->total_ms(), wall_ms);
+}
+
+
+// A LocalToWorld past one buffer: the output lists its pieces, each its own buffer, in slot
+// order, and the first piece's fields are where the single-buffer fields point.
+TEST_F(GpuRules, OutputBindingListsThePiecesOfALocalToWorldPastOneBuffer) {
+  EntityStore store;
+  for (EntityId id = 0; id < 1000; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(float(id), 0, 0));
+  }
+  Propagator gpu = make_propagator(ctx(), {.max_buffer_bytes = kMinBufferBytes});
+  ASSERT_TRUE(gpu.run(store).ok());
+  const OutputBinding out = gpu.output();
+  ASSERT_EQ(out.slots_per_piece, 256u);
+  ASSERT_EQ(out.pieces.size(), 4u);  // 256 + 256 + 256 + 232 slots
+  for (uint32_t p = 0; p < 4; ++p) {
+    EXPECT_EQ(out.pieces[p].first_slot, p * 256u);
+    EXPECT_EQ(out.pieces[p].slots, p < 3 ? 256u : 232u);
+    EXPECT_EQ(out.pieces[p].range, out.pieces[p].slots * 64u);
+    EXPECT_EQ(out.pieces[p].offset, 0u);
+    EXPECT_NE(out.pieces[p].buffer, VK_NULL_HANDLE);
+    EXPECT_NE(out.pieces[p].address, 0u);
+    if (p) {
+      EXPECT_NE(out.pieces[p].buffer, out.pieces[p - 1].buffer);
+    }
+  }
+  EXPECT_EQ(out.buffer, out.pieces[0].buffer);
+  EXPECT_EQ(out.address, out.pieces[0].address);
+  EXPECT_EQ(out.range, 256u * 64u);
+  EXPECT_FALSE(gpu.last_frame().descriptors);
+  // Read back across the pieces, slot by slot.
+  auto all = gpu.read_back();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1000u);
+  for (EntityId id : {0u, 255u, 256u, 511u, 767u, 768u, 999u})
+    EXPECT_EQ((*all)[store.slot_of(id)][3], float4(float(id), 0, 0, 1)) << "entity " << id;
+
+  // One buffer: one piece, the same as the single-buffer fields.
+  Propagator single = make_propagator(ctx());
+  ASSERT_TRUE(single.run(store).ok());
+  const OutputBinding one = single.output();
+  ASSERT_EQ(one.pieces.size(), 1u);
+  EXPECT_EQ(one.pieces[0].buffer, one.buffer);
+  EXPECT_EQ(one.pieces[0].range, one.range);
+  EXPECT_EQ(one.range, 1000u * 64u);
+  EXPECT_GE(one.slots_per_piece, 1000u);
+}
+
+// A scene growing past its pieces: the full pieces stay where they are, the shorter last one is
+// replaced and copied over on the GPU, new pieces are added, and nothing is uploaded again but
+// the new entities. Chains cross every piece boundary (each entity's parent is the one before),
+// and the old entities' values, never sent again, must come through.
+TEST_F(GpuRules, GrowthPastAPieceKeepsWhatTheGpuHoldsAndUploadsOnlyTheNewEntities) {
+  EntityStore store;
+  EntityId next = 0;
+  auto spawn = [&](uint32_t count) {  // returns how many of them are Static
+    uint32_t statics = 0;
+    for (uint32_t k = 0; k < count; ++k, ++next) {
+      store.create(next);
+      store.set_translation(next, float3(1, float(next % 7), 0));
+      store.set_rotation(next, make_quat(0, 0.0998f, 0, 0.995f));
+      if (next % 100 != 0) store.set_parent(next, next - 1);  // chains of 100
+      if (next % 50 == 7) statics += store.add(next, Component::Static);
+    }
+    return statics;
+  };
+  uint32_t new_statics = spawn(100);  // one piece of 112 slots
+  Propagator gpu = make_propagator(ctx(), {.max_buffer_bytes = kMinBufferBytes});
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+  EXPECT_EQ(gpu.last_frame().slot_pieces, 1u);
+  EXPECT_TRUE(gpu.last_frame().full_upload);
+  uint32_t pieces = 1;
+  for (uint32_t frame = 0; frame < 8; ++frame) {
+    const uint32_t baked = new_statics;  // computed last frame, read from the frozen table now
+    new_statics = spawn(150);  // the last piece grows, then is full and new ones follow
+    const std::string what = "growth " + std::to_string(frame);
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+    const FrameStats& fs = gpu.last_frame();
+    EXPECT_FALSE(fs.full_upload) << what;
+    EXPECT_EQ(fs.staged_entities, 150u + baked) << what;  // the new entities, nothing else
+    EXPECT_GE(fs.slot_pieces, pieces) << what;
+    pieces = fs.slot_pieces;
+    EXPECT_EQ(fs.slot_pieces, (store.slot_capacity() + 255) / 256) << what;
+  }
+  EXPECT_EQ(pieces, (100u + 8 * 150u + 255) / 256);
+  // Values changed across every piece, then quiet.
+  for (EntityId id = 3; id < next; id += 97) store.set_translation(id, float3(0, 1, 2));
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "values"), 1.0);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "quiet"), 1.0);
+  EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
+}
+
+// Statics frozen in their first frame keep their values while the frozen table grows past its
+// pieces (256 values each), the replaced piece copied over on the GPU.
+TEST_F(GpuRules, FrozenValuesSurviveTheirTableGrowingAcrossPieces) {
+  EntityStore store;
+  for (EntityId id = 0; id < 1200; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(float(id), 0, 0));
+  }
+  Propagator gpu = make_propagator(ctx(), {.max_buffer_bytes = kMinBufferBytes});
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+  // 100 more Statics a frame; every Static moves every frame, and must not.
+  for (uint32_t frame = 1; frame <= 10; ++frame) {
+    for (EntityId id = (frame - 1) * 100; id < frame * 100; ++id) store.add(id, Component::Static);
+    for (EntityId id = 0; id < frame * 100; ++id)
+      store.set_translation(id, float3(float(id), float(frame), 0));
+    const std::string what = "frame " + std::to_string(frame);
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+  }
+  auto all = gpu.read_back();
+  ASSERT_TRUE(all.ok());
+  for (EntityId id : {0u, 99u, 255u, 256u, 511u, 512u, 999u}) {
+    const float first_frame = float(id / 100 + 1);  // made Static in frame id / 100 + 1
+    EXPECT_EQ((*all)[store.slot_of(id)][3], float4(float(id), first_frame, 0, 1)) << id;
+  }
+  EXPECT_LE(gpu.last_frame().largest_buffer_bytes, kMinBufferBytes);
 }
 
 }  // namespace

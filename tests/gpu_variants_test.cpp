@@ -135,11 +135,12 @@ TEST_F(GpuVariants, EachRuleAnEntityNeedsSelectsTheVariantWithIt) {
 
 // A scene gains a rule mid-run (a rare component, a Static, an override, a non-affine matrix),
 // on an entity that a work-list frame evaluates, then loses it: each frame runs the variant
-// its entities need, and matches the reference.
+// its entities need, and matches the reference (also with every array in 16 KiB pieces).
 TEST_F(GpuVariants, AFrameWhoseSceneGainsARuleSwitchesVariant) {
   for (PropagatorOptions options :
        {PropagatorOptions{}, PropagatorOptions{.work_list_max = 0},
-        PropagatorOptions{.prefer_descriptors = false}}) {
+        PropagatorOptions{.prefer_descriptors = false},
+        PropagatorOptions{.max_buffer_bytes = kMinBufferBytes}}) {
     EntityStore store;
     ValueSource v(3);
     build_plain_forest(store, v);
@@ -403,6 +404,60 @@ TEST_F(GpuVariants, AChainLongerThanADispatchStartsAtItsFirstChange) {
   auto world = gpu.read_back();
   ASSERT_TRUE(world.ok());
   EXPECT_EQ((*world)[store.slot_of(n - 1)][3], float4(float(n - 2), 1, 1, 1));
+}
+
+// Chains and bundles with every array in 16 KiB pieces (PropagatorOptions::max_buffer_bytes =
+// kMinBufferBytes): the chain pass and the bundle pass reach the slots, the level table and the
+// list through the piece tables, specialized or not, with parents and children in different
+// pieces and a chain of 5,000 levels spanning three pieces of the level table and two of the
+// order.
+TEST_F(GpuVariants, ChainsAndBundlesMatchTheReferenceWithEveryArrayInPieces) {
+  for (bool specialize : {true, false}) {
+    for (uint32_t work_list_max : {4096u, 0u}) {
+      SCOPED_TRACE(std::string(specialize ? "specialized" : "general") +
+                   (work_list_max ? ", work lists" : ", whole order"));
+      EntityStore store;
+      ValueSource v(10);
+      const uint32_t chain = 5000, k = 10, links = 300;
+      for (EntityId e = 0; e < chain; ++e) {
+        store.create(e);
+        add_features(store, e, random_features(v), v);
+        if (e % 389 == 11) store.set_matrix(e, MatrixComponent::LocalToParent, projective(v));
+        if (e > 0) store.set_parent(e, e - 1);
+      }
+      // A bundle of k chains below one root; link j of chain c is bundle + 1 + j * k + c.
+      const EntityId bundle = chain;
+      store.create(bundle);
+      add_features(store, bundle, kTranslation | kRotation, v);
+      for (uint32_t j = 0; j < links; ++j)
+        for (uint32_t c = 0; c < k; ++c) {
+          const EntityId e = bundle + 1 + j * k + c;
+          store.create(e);
+          add_features(store, e, random_features(v), v);
+          store.set_parent(e, j == 0 ? bundle : e - k);
+        }
+      const uint32_t n = chain + 1 + k * links;
+      Propagator gpu = make_propagator(ctx(), {.work_list_max = work_list_max,
+                                               .narrow_walk = NarrowWalk::SingleInvocation,
+                                               .max_buffer_bytes = kMinBufferBytes,
+                                               .specialize = specialize});
+      CpuReference cpu;
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+      EXPECT_GE(gpu.last_frame().chain_steps, 1u);
+      EXPECT_GE(gpu.last_frame().bundle_steps, 1u);
+      EXPECT_FALSE(gpu.last_frame().descriptors);
+      EXPECT_GE(gpu.last_frame().slot_pieces, n / 256);
+      EXPECT_LE(gpu.last_frame().largest_buffer_bytes, kMinBufferBytes);
+      for (int frame = 0; frame < 5; ++frame) {
+        for (uint32_t m = 0; m < 4; ++m) store.set_translation(v.below(n), v.vec(5));
+        store.set_translation(chain - 1 - v.below(300), v.vec(5));  // a chain's short tail
+        if (frame == 1) store.add(2600, Component::Static);
+        if (frame == 3) store.set_parent(bundle + 1 + 200 * k + 4, bundle + 1 + 199 * k + 6);
+        const std::string what = "frame " + std::to_string(frame);
+        EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+      }
+    }
+  }
 }
 
 }  // namespace

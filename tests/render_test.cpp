@@ -3,11 +3,13 @@
 // positions project.
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "render_scene.h"
+#include "scene_input.h"
 
 namespace tprop {
 namespace {
@@ -87,6 +89,35 @@ TEST(RenderSample, RejectsAnImpossibleImageSize) {
   Result<sample::RenderedImage> image = sample::render_scene(scene, options);
   ASSERT_FALSE(image.ok());
   EXPECT_NE(image.error().message.find("0x720"), std::string::npos) << image.error().message;
+}
+
+// An output in pieces (16 KiB buffers: 256 slots each) is drawn piece by piece, with the same
+// instances in the same places and colours as from one buffer: the same pixels.
+TEST(RenderSample, AnOutputInPiecesDrawsTheSameImageAsOneBuffer) {
+  sample::RenderOptions options;
+  options.width = 240;
+  options.height = 160;
+  Result<Scene> one = load_scene("gen:forest:1500:4", 7);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  Result<sample::RenderedImage> whole = sample::render_scene(*one, options);
+  if (!whole) {
+    if (gpu_required()) FAIL() << "TPROP_REQUIRE_GPU=1 but rendering failed: " << whole.error().message;
+    GTEST_SKIP() << "no Vulkan device to render on: " << whole.error().message;
+  }
+  Result<Scene> again = load_scene("gen:forest:1500:4", 7);
+  ASSERT_TRUE(again.ok());
+  options.max_buffer_bytes = 16384;
+  Result<sample::RenderedImage> pieces = sample::render_scene(*again, options);
+  ASSERT_TRUE(pieces.ok()) << pieces.error().message;
+  ASSERT_EQ(pieces->rgba.size(), whole->rgba.size());
+  size_t drawn = 0, differing = 0;
+  for (size_t px = 0; px < whole->rgba.size() / 4; ++px) {
+    const sample::RenderedImage& w = *whole;
+    drawn += !is_background(w, Pixel{int(px % w.width), int(px / w.width), true});
+    differing += std::memcmp(&w.rgba[4 * px], &pieces->rgba[4 * px], 4) != 0;
+  }
+  EXPECT_GT(drawn, 1000u) << "the forest covers part of the image";
+  EXPECT_EQ(differing, 0u);
 }
 
 }  // namespace

@@ -1,0 +1,273 @@
+// Arrays in pieces: every GPU array is split into pieces of a power-of-two number of elements,
+// each its own buffer of at most max_buffer_bytes, so no array is bound by one allocation
+// (maxMemoryAllocationSize) and a scene is limited by device memory alone. Growth keeps the full
+// pieces where they are, so what the GPU holds stays: only a shorter last piece is replaced, and
+// its contents are copied over on the GPU by the next record(). The shaders find a piece through
+// the piece tables built here (shaders/scene_layout.h).
+#include "propagator_state.h"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <cstring>
+
+namespace tprop {
+
+using namespace propagator_detail;
+
+namespace {
+
+// log2 of the most `stride`-byte elements a piece of at most `bytes` holds, a power of two.
+uint32_t piece_shift(VkDeviceSize bytes, VkDeviceSize stride) {
+  const uint64_t elements = std::max<uint64_t>(bytes / stride, 1);
+  return std::min<uint32_t>(static_cast<uint32_t>(std::bit_width(elements)) - 1, 31);
+}
+
+std::string piece_name(const Pieced& m, uint32_t piece) {
+  return piece == 0 ? m.name : m.name + "#" + std::to_string(piece);
+}
+
+}  // namespace
+
+void Pieced::stage(uint32_t first, const void* from, uint32_t count) const {
+  const auto* bytes = static_cast<const uint8_t*>(from);
+  while (count) {
+    const uint32_t at = index_in_piece(first);
+    const uint32_t n =
+        static_cast<uint32_t>(std::min<uint64_t>(count, (uint64_t(1) << shift) - at));
+    std::memcpy(static_cast<uint8_t*>(staging[first >> shift].mapped()) + VkDeviceSize(at) * stride,
+                bytes, VkDeviceSize(n) * stride);
+    bytes += VkDeviceSize(n) * stride;
+    first += n;
+    count -= n;
+  }
+}
+
+void Propagator::Impl::init_array(Pieced& m, VkDeviceSize stride, const char* name,
+                                  bool mirrored, uint32_t shift) {
+  m.stride = stride;
+  m.name = name;
+  m.mirrored = mirrored;
+  m.shift = shift == UINT32_MAX ? piece_shift(max_buffer_bytes, stride) : shift;
+  assert(m.shift <= gpu::kPieceShiftMask && "the shift must fit a piece table's tag");
+}
+
+void Propagator::Impl::init_pieced_arrays() {
+  // The per-slot arrays split at the same slots, where a piece of LocalToWorld is full.
+  slot_shift = piece_shift(max_buffer_bytes, sizeof(float4x4));
+  for (int a = 0; a < kArrays; ++a)
+    init_array(arrays[a], kStride[a], kArrayName[a], true, slot_shift);
+  init_array(world, sizeof(float4x4), "tprop.local_to_world", false, slot_shift);
+  init_array(dirty, sizeof(uint32_t), "tprop.dirty", false, slot_shift);
+  init_array(rare, sizeof(gpu::RareRecord), "tprop.rare", true);
+  init_array(deltas, sizeof(gpu::EntityDelta), "tprop.deltas", true);
+  init_array(order_list, sizeof(uint32_t), "tprop.order", true);
+  init_array(work_list, sizeof(uint32_t), "tprop.work_list", true);
+  init_array(levels, 2 * sizeof(uint32_t), "tprop.levels", true);
+  init_array(frozen, sizeof(float4x4), "tprop.frozen", false);
+}
+
+Result<Growth> Propagator::Impl::prepare_growth(Pieced& m, uint32_t needed,
+                                                uint32_t wanted) const {
+  Growth g;
+  needed = std::max(needed, 1u);
+  if (needed <= m.capacity && m) return g;
+  const uint64_t piece = uint64_t(1) << m.shift;
+  // Slack, but never into a piece that `needed` does not reach: a scene that fits one piece
+  // keeps one (and with it descriptors), and a full piece is never followed by a nearly empty one.
+  const uint64_t reach = (uint64_t(needed) + piece - 1) / piece * piece;
+  const uint64_t capacity = std::min<uint64_t>(
+      std::clamp<uint64_t>(wanted, needed, reach), UINT32_MAX);
+  g.array = &m;
+  g.capacity = static_cast<uint32_t>(capacity);
+  g.first = m.capacity >> m.shift;  // the full pieces stay
+  const uint32_t pieces = static_cast<uint32_t>((capacity - 1) >> m.shift) + 1;
+  for (uint32_t p = g.first; p < pieces; ++p) {
+    const uint64_t elements = std::min<uint64_t>(capacity - (uint64_t(p) << m.shift), piece);
+    const VkDeviceSize bytes = elements * m.stride;
+    auto device = Buffer::create(*s, bytes, BufferKind::DeviceStorage, piece_name(m, p));
+    if (!device) return device.error();
+    g.device.push_back(std::move(*device));
+    if (m.mirrored) {
+      auto staging = Buffer::create(*s, bytes, BufferKind::Upload, piece_name(m, p) + ".staging");
+      if (!staging) return staging.error();
+      g.staging.push_back(std::move(*staging));
+    }
+  }
+  return g;
+}
+
+void Propagator::Impl::apply_growth(Growth&& g, bool keep_device, bool keep_staging) {
+  if (!g.array) return;
+  Pieced& m = *g.array;
+  for (uint32_t k = 0; k < g.device.size(); ++k) {
+    const uint32_t p = g.first + k;
+    if (p < m.pieces()) {  // the old, shorter last piece
+      const VkDeviceSize old_bytes = VkDeviceSize(m.size_of(p)) * m.stride;
+      if (keep_staging && m.mirrored)
+        std::memcpy(g.staging[k].mapped(), m.staging[p].mapped(), old_bytes);
+      // A copy into this piece still waiting for record() comes from the piece that holds the
+      // values; the buffer replaced now was never written (nothing was recorded since).
+      const bool waiting =
+          std::any_of(piece_copies.begin(), piece_copies.end(),
+                      [&](const PieceCopy& c) { return c.to == &m && c.piece == p; });
+      if (keep_device && !waiting)
+        piece_copies.push_back({std::move(m.device[p]), &m, p, old_bytes});
+      m.device[p] = std::move(g.device[k]);
+      if (m.mirrored) m.staging[p] = std::move(g.staging[k]);
+    } else {
+      m.device.push_back(std::move(g.device[k]));
+      if (m.mirrored) m.staging.push_back(std::move(g.staging[k]));
+    }
+  }
+  m.capacity = g.capacity;
+  ++buffers_generation;
+}
+
+Status Propagator::Impl::grow(Pieced& m, uint32_t needed, bool keep_device, bool keep_staging) {
+  const uint64_t wanted = std::max<uint64_t>(uint64_t(needed) + needed / 8, 64);
+  auto g = prepare_growth(m, needed, static_cast<uint32_t>(std::min<uint64_t>(wanted, UINT32_MAX)));
+  if (!g) return g.error();
+  apply_growth(std::move(*g), keep_device, keep_staging);
+  return ok_status();
+}
+
+Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
+  if (n <= slot_capacity && world) return ok_status();
+  // All or nothing: every per-slot array's new pieces are made first and put in use only when
+  // all exist, so a failed growth leaves the old set whole and the next update() tries again.
+  const uint64_t slack = std::max<uint64_t>(uint64_t(n) + n / 8, 64);
+  const uint32_t wanted = static_cast<uint32_t>(std::min<uint64_t>(slack, UINT32_MAX));
+  Pieced* all[kArrays + 2];
+  for (int a = 0; a < kArrays; ++a) all[a] = &arrays[a];
+  all[kArrays] = &world;
+  all[kArrays + 1] = &dirty;
+  Growth growth[kArrays + 2];
+  for (int a = 0; a < kArrays + 2; ++a) {
+    auto g = prepare_growth(*all[a], n, wanted);
+    if (!g) return g.error();
+    growth[a] = std::move(*g);
+  }
+  // The GPU's contents stay (a replaced piece is copied over); the mirrors need none: frames
+  // after a full upload send deltas, and a full upload packs every slot anew.
+  for (int a = 0; a < kArrays + 2; ++a) apply_growth(std::move(growth[a]), true, false);
+  slot_capacity = world.capacity;
+  for (int a = 0; a < kArrays + 2; ++a)
+    assert(all[a]->capacity == slot_capacity && "the per-slot arrays share their pieces");
+  return ok_status();
+}
+
+void Propagator::Impl::copy(VkCommandBuffer c, const Pieced& m, const std::vector<Range>& ranges) {
+  if (ranges.empty()) return;
+  // Each range cut at piece boundaries, then one copy command per piece.
+  std::vector<std::pair<uint32_t, VkBufferCopy>> regions;
+  regions.reserve(ranges.size());
+  for (const Range& r : ranges) {
+    for (uint32_t i = r.begin; i < r.end;) {
+      const uint32_t p = i >> m.shift;
+      const uint32_t end = static_cast<uint32_t>(
+          std::min<uint64_t>(r.end, uint64_t(m.first_of(p)) + m.size_of(p)));
+      const VkDeviceSize off = VkDeviceSize(m.index_in_piece(i)) * m.stride;
+      regions.push_back({p, {off, off, VkDeviceSize(end - i) * m.stride}});
+      stats.upload_bytes += regions.back().second.size;
+      i = end;
+    }
+  }
+  std::stable_sort(regions.begin(), regions.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<VkBufferCopy> piece_regions;
+  for (size_t k = 0; k < regions.size();) {
+    const uint32_t p = regions[k].first;
+    piece_regions.clear();
+    for (; k < regions.size() && regions[k].first == p; ++k)
+      piece_regions.push_back(regions[k].second);
+    s->vk.vkCmdCopyBuffer(c, m.staging[p].handle(), m.device[p].handle(),
+                          static_cast<uint32_t>(piece_regions.size()), piece_regions.data());
+    stats.copy_regions += static_cast<uint32_t>(piece_regions.size());
+  }
+}
+
+void Propagator::Impl::fill_zero(VkCommandBuffer c, const Pieced& m, uint32_t first,
+                                 uint32_t end) {
+  for (uint32_t i = first; i < end;) {
+    const uint32_t p = i >> m.shift;
+    const uint32_t stop = static_cast<uint32_t>(
+        std::min<uint64_t>(end, uint64_t(m.first_of(p)) + m.size_of(p)));
+    s->vk.vkCmdFillBuffer(c, m.device[p].handle(), VkDeviceSize(m.index_in_piece(i)) * m.stride,
+                          VkDeviceSize(stop - i) * m.stride, 0);
+    i = stop;
+  }
+}
+
+Status Propagator::Impl::build_piece_tables() {
+  if (tables && tables_generation == buffers_generation) return ok_status();
+  const auto all = all_pieced();
+  // Each table at an address aligned to kPieceTableAlign, so that its low bits carry the shift.
+  constexpr VkDeviceSize kAlign = gpu::kPieceTableAlign;
+  VkDeviceSize bytes = kAlign;
+  for (const Pieced* m : all)
+    bytes += (VkDeviceSize(m->pieces()) * sizeof(uint64_t) + kAlign - 1) / kAlign * kAlign;
+  if (!tables || tables.size() < bytes) {
+    auto device = Buffer::create(*s, 2 * bytes, BufferKind::DeviceStorage, "tprop.piece_tables");
+    if (!device) return device.error();
+    auto staging = Buffer::create(*s, 2 * bytes, BufferKind::Upload, "tprop.piece_tables.staging");
+    if (!staging) return staging.error();
+    tables = std::move(*device);
+    tables_staging = std::move(*staging);
+    ++buffers_generation;  // for describe_buffers(); the tables are rebuilt just below anyway
+  }
+  const VkDeviceAddress base = tables.address();
+  VkDeviceSize at = (base + kAlign - 1) / kAlign * kAlign - base;
+  auto* words = static_cast<uint8_t*>(tables_staging.mapped());
+  for (Pieced* m : all) {
+    if (!*m) continue;
+    m->table = (base + at) | m->shift;
+    for (uint32_t p = 0; p < m->pieces(); ++p) {
+      const uint64_t address = m->device[p].address();
+      std::memcpy(words + at + p * sizeof(uint64_t), &address, sizeof(address));
+    }
+    at += (VkDeviceSize(m->pieces()) * sizeof(uint64_t) + kAlign - 1) / kAlign * kAlign;
+  }
+  // An array without pieces yet is never read (no flag, count or step points into it); its
+  // field still names a valid table.
+  for (Pieced* m : all)
+    if (!*m) m->table = arrays[kFlags].table;
+  tables_bytes = at;
+  tables_pending = true;
+  tables_generation = buffers_generation;
+  return ok_status();
+}
+
+void Propagator::Impl::describe_buffers() {
+  if (described_buffers == buffers_generation && described_slots == slots) return;
+  described_buffers = buffers_generation;
+  described_slots = slots;
+  output_pieces.clear();
+  for (uint32_t p = 0; p < world.pieces() && world.first_of(p) < slots; ++p) {
+    OutputPiece piece;
+    piece.buffer = world.device[p].handle();
+    piece.first_slot = world.first_of(p);
+    piece.slots = std::min(world.size_of(p), slots - piece.first_slot);
+    piece.range = VkDeviceSize(piece.slots) * sizeof(float4x4);
+    piece.address = world.device[p].address();
+    output_pieces.push_back(piece);
+  }
+  FrameStats& fs = buffer_stats;
+  fs = FrameStats{};
+  auto add = [&](const Buffer& b, bool device, bool piece = true) {
+    if (!b) return;
+    (device ? fs.device_bytes : fs.staging_bytes) += b.size();
+    fs.device_buffers += device;
+    if (piece) fs.largest_buffer_bytes = std::max<uint64_t>(fs.largest_buffer_bytes, b.size());
+  };
+  for (const Pieced* m : all_pieced()) {
+    for (const Buffer& b : m->device) add(b, true);
+    for (const Buffer& b : m->staging) add(b, false);
+  }
+  add(jump, true);
+  add(tables, true, false);
+  add(tables_staging, false, false);
+  fs.slot_pieces = world.pieces();
+}
+
+}  // namespace tprop
