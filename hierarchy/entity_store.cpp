@@ -162,25 +162,24 @@ bool EntityStore::set_non_uniform_scale(EntityId e, float3 v) {
 }
 
 void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation, float scale) {
-  assert(alive_at(s));
-  Record& r = rec_[s];
-  r.translation = translation;
-  r.rotation = rotation;
-  r.scale = scale;
-  r.flags = (r.flags & ~bit(Component::NonUniformScale)) | bit(Component::Translation) |
-            bit(Component::Rotation) | bit(Component::Scale);
-  touch(s);
+  rec_[s].scale = scale;
+  set_tr_and_scale_kind(s, translation, rotation, Component::Scale, Component::NonUniformScale);
 }
 
 void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation,
                              float3 non_uniform_scale) {
+  rec_[s].non_uniform_scale = non_uniform_scale;
+  set_tr_and_scale_kind(s, translation, rotation, Component::NonUniformScale, Component::Scale);
+}
+
+void EntityStore::set_tr_and_scale_kind(uint32_t s, float3 translation, quat rotation,
+                                        Component scale, Component other_scale) {
   assert(alive_at(s));
   Record& r = rec_[s];
   r.translation = translation;
   r.rotation = rotation;
-  r.non_uniform_scale = non_uniform_scale;
-  r.flags = (r.flags & ~bit(Component::Scale)) | bit(Component::Translation) |
-            bit(Component::Rotation) | bit(Component::NonUniformScale);
+  r.flags = (r.flags & ~bit(other_scale)) | bit(Component::Translation) |
+            bit(Component::Rotation) | bit(scale);
   touch(s);
 }
 

@@ -131,6 +131,9 @@ class EntityStore {
   void touch(uint32_t slot);
   void mark_structural(uint32_t slot);
   void set_bit(uint32_t slot, Component c);
+  // set_trs_at's common part: `scale` present (its value already written), `other_scale` gone.
+  void set_tr_and_scale_kind(uint32_t slot, float3 translation, quat rotation, Component scale,
+                             Component other_scale);
   void link_child(uint32_t slot, EntityId parent);
   void unlink_child(uint32_t slot);
   void release_rare_if_unused(uint32_t slot);

@@ -10,6 +10,11 @@ constexpr uint32_t kNone = LevelOrder::kNone;
 // Room every segment gets beyond its eighth of slack, so a small level does not relocate at its
 // first insertion. Small, because a chain has one level per entity.
 constexpr uint32_t kMinSegment = 2;
+
+// Room reserved in the array beyond a fresh layout: relocated segments go to its end, and
+// without room the first relocation after a layout reallocated and copied the whole array (a
+// 100 ms frame at 10 million entities) to move a segment of a few entries.
+size_t with_headroom(size_t entries) { return entries + entries / 4 + 4096; }
 }  // namespace
 
 void LevelOrder::clear() { *this = LevelOrder{}; }
@@ -136,6 +141,7 @@ void LevelOrder::lay_out_afresh(uint32_t slack_divisor) {
   SlotVector<uint32_t> old = std::move(entries_);
   size_t total = 0;
   for (Segment& seg : levels_) total += seg.count + seg.count / slack_divisor + kMinSegment;
+  entries_.reserve(with_headroom(total));
   entries_.assign(total, kNone);
   uint32_t at = 0;
   for (Segment& seg : levels_) {
@@ -355,6 +361,7 @@ void LevelOrder::rebuild(const EntityStore& store) {
     levels_[l] = {at, 0, counts[l] + counts[l] / 8 + kMinSegment};
     at += levels_[l].capacity;
   }
+  entries_.reserve(with_headroom(at));
   entries_.assign(at, kNone);
   for (uint32_t s : alive) {
     Segment& seg = levels_[node_[s].level];

@@ -183,13 +183,19 @@ TEST(CrdtStreamReader, HeaderErrorsDoNotWaitForTheBody) {
   EXPECT_FALSE(reader.next());
 }
 
-TEST(CrdtStreamReader, ChunkSizeDoesNotChangeTheMessages) {
+// Puts of varied lengths (0 to 18 bytes) and a delete every fifth entity: a stream to cut.
+std::vector<CrdtMessage> forty_puts_and_some_deletes() {
   std::vector<CrdtMessage> all;
   for (int i = 0; i < 40; ++i) {
     std::vector<uint8_t> data(size_t(i % 7) * 3, uint8_t(i));
     all.push_back(CrdtMessage::put(EntityId(i), uint32_t(i % 3), uint32_t(i), data));
     if (i % 5 == 0) all.push_back(CrdtMessage::delete_entity(EntityId(i)));
   }
+  return all;
+}
+
+TEST(CrdtStreamReader, ChunkSizeDoesNotChangeTheMessages) {
+  const std::vector<CrdtMessage> all = forty_puts_and_some_deletes();
   const std::vector<uint8_t> bytes = encode_crdt_messages(all);
   for (size_t chunk : {size_t(1), size_t(3), size_t(8), size_t(13), size_t(64), bytes.size()}) {
     CrdtStreamReader reader;
@@ -212,12 +218,7 @@ TEST(CrdtStreamReader, ChunkSizeDoesNotChangeTheMessages) {
 // by a chunk's end: the messages, their order and the errors must be next()'s, however the
 // stream is cut.
 TEST(CrdtStreamReader, FeedGivesNextsMessagesAndErrorsWhateverTheChunks) {
-  std::vector<CrdtMessage> all;
-  for (int i = 0; i < 40; ++i) {
-    std::vector<uint8_t> data(size_t(i % 7) * 3, uint8_t(i));
-    all.push_back(CrdtMessage::put(EntityId(i), uint32_t(i % 3), uint32_t(i), data));
-    if (i % 5 == 0) all.push_back(CrdtMessage::delete_entity(EntityId(i)));
-  }
+  const std::vector<CrdtMessage> all = forty_puts_and_some_deletes();
   const std::vector<uint8_t> bytes = encode_crdt_messages(all);
   const auto feed_in_chunks = [](std::span<const uint8_t> stream, size_t chunk,
                                  std::vector<CrdtMessage>& got) {
