@@ -172,10 +172,23 @@ Status Propagator::Impl::prepare_passes() {
     stats.pass_features |= f;
     if (step.kind == Step::Chain) ++stats.chain_steps;
     if (step.kind == Step::Bundle) ++stats.bundle_steps;
-    auto prepare = [&](Pass p, Addressing a) { return pipes.prepare(p, a, f); };
+    // A full frame (the scene's first, or one after growth) also makes the variants that later
+    // frames of the same scene reach for: with and without skipping, and a wide level's
+    // features walked narrow, as a work list of it is. Their compile (5 to 8 ms each on
+    // lavapipe) then lands in the frame that uploads the scene anyway, not as a hitch later.
+    const bool warm = full_upload && options.specialize;
+    auto prepare = [&](Pass p, Addressing a) {
+      if (Status st = pipes.prepare(p, a, f); !st || !warm) return st;
+      return pipes.prepare(p, a, f ^ gpu::kFeatureSkip);
+    };
     Status st = ok_status();
     switch (step.kind) {
-      case Step::Wide: st = prepare(Pass::Wide, addressing); break;
+      case Step::Wide:
+        st = prepare(Pass::Wide, addressing);
+        if (st && warm)
+          st = prepare(narrow_walk() == NarrowWalk::SingleInvocation ? Pass::Serial : Pass::Narrow,
+                       addressing);
+        break;
       case Step::Narrow:
         st = prepare(narrow_walk() == NarrowWalk::SingleInvocation ? Pass::Serial : Pass::Narrow,
                      addressing);
