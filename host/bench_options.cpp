@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "bench_scenes.h"
+#include "byte_count.h"
 #include "scene_generators.h"
 
 namespace tprop::bench {
@@ -153,19 +154,9 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
     } else if (a == "--max-buffer-bytes") {
       auto v = value();
       if (!v) return v.error();
-      std::string digits = *v;
-      uint64_t unit = 1;
-      if (!digits.empty() && (digits.back() == 'K' || digits.back() == 'k')) unit = 1ull << 10;
-      if (!digits.empty() && (digits.back() == 'M' || digits.back() == 'm')) unit = 1ull << 20;
-      if (!digits.empty() && (digits.back() == 'G' || digits.back() == 'g')) unit = 1ull << 30;
-      if (unit != 1) digits.pop_back();
-      uint64_t n = 0;
-      const char* end = digits.data() + digits.size();
-      const auto [ptr, ec] = std::from_chars(digits.data(), end, n);
-      if (digits.empty() || ec != std::errc() || ptr != end || n > UINT64_MAX / unit ||
-          n * unit < kMinBufferBytes)
-        return Error{"--max-buffer-bytes needs a byte count of at least 16K, not '" + *v + "'"};
-      o.propagator.max_buffer_bytes = n * unit;
+      Result<uint64_t> bytes = parse_buffer_bytes(*v);
+      if (!bytes) return bytes.error();
+      o.propagator.max_buffer_bytes = *bytes;
     } else if (a == "--addressing") {
       auto v = value();
       if (!v) return v.error();

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "byte_count.h"
+
 namespace tprop::cli {
 namespace {
 
@@ -76,29 +78,6 @@ std::optional<int> usage_or_help(const char* command, const Error* usage_error, 
     return kExitOk;
   }
   return std::nullopt;
-}
-
-Result<uint64_t> parse_buffer_bytes(const std::optional<std::string>& value) {
-  constexpr uint64_t kLeast = 16384;  // PropagatorOptions' kMinBufferBytes
-  const Error bad{"--max-buffer-bytes needs a byte count of at least 16K (K, M and G suffixes: "
-                  "powers of 1024), got '" + value.value_or("") + "'"};
-  if (!value || value->empty()) return bad;
-  std::string digits = *value;
-  uint64_t unit = 1;
-  switch (digits.back()) {
-    case 'k': case 'K': unit = uint64_t(1) << 10; break;
-    case 'm': case 'M': unit = uint64_t(1) << 20; break;
-    case 'g': case 'G': unit = uint64_t(1) << 30; break;
-    default: break;
-  }
-  if (unit != 1) digits.pop_back();
-  uint64_t n = 0;
-  const char* end = digits.data() + digits.size();
-  const auto [ptr, ec] = std::from_chars(digits.data(), end, n);
-  if (digits.empty() || ec != std::errc() || ptr != end || n > UINT64_MAX / unit ||
-      n * unit < kLeast)
-    return bad;
-  return n * unit;
 }
 
 Result<std::pair<uint32_t, uint32_t>> parse_size(const std::string& text) {

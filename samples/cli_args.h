@@ -60,9 +60,6 @@ std::optional<int> usage_or_help(const char* command, const Result<Options>& par
   return usage_or_help(command, parsed ? nullptr : &parsed.error(), parsed && parsed->help, usage);
 }
 
-// --max-buffer-bytes: a byte count with an optional K, M or G suffix (powers of 1024), at least
-// 16K (PropagatorOptions' kMinBufferBytes).
-Result<uint64_t> parse_buffer_bytes(const std::optional<std::string>& value);
 
 // "WxH" with two decimal integers (each below 2^32): the syntax only, 0 is accepted here.
 Result<std::pair<uint32_t, uint32_t>> parse_size(const std::string& text);

@@ -55,7 +55,7 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--seed -1", "--seed must be"},
       {"--frobnicate", "unknown option '--frobnicate'"},
       {"--sizes 1k gen:flat:10", "SPECs replace --sizes and --scenes"},
-      {"--max-buffer-bytes 100", "at least 16K, not '100'"},
+      {"--max-buffer-bytes 100", "at least 16K (K, M and G suffixes: powers of 1024), got '100'"},
       {"--addressing nope", "'nope' is not auto or addresses"},
   };
   for (const auto& [args, message] : cases) {
