@@ -174,6 +174,45 @@ TEST(LevelOrder, CycleMembersStandAtRootUntilResolved) {
   expect_matches_sort(store, order, "resolved");
 }
 
+// Cycle walks start only where something points: here every member was childless before the
+// frame, so only the edits' own Parents show the cycles.
+TEST(LevelOrder, ChildlessEntitiesNamingEachOtherInOneFrameFormACycle) {
+  EntityStore store;
+  LevelOrder order;
+  for (EntityId id : {1u, 2u, 3u}) store.create(id);
+  apply_frame(store, order);
+  store.set_parent(1, 2);
+  store.set_parent(2, 1);
+  store.set_parent(3, 3);  // its own parent
+  store.create(4);
+  store.set_parent(4, 1);  // a spawned leaf below the new cycle
+  apply_frame(store, order);
+  EXPECT_EQ(order.cycles_broken(), 2u);
+  EXPECT_EQ(order.entities_on_cycles(), 3u);
+  for (EntityId id : {1u, 2u, 3u}) EXPECT_EQ(order.level_of(store.slot_of(id)), 0u) << id;
+  EXPECT_EQ(order.level_of(store.slot_of(4)), 1u);
+  expect_matches_sort(store, order, "two cycles made in one frame");
+}
+
+// An edit placed below a parent whose level an edit further up changes later in the same frame
+// (edits are placed in slot order) ends at its final level.
+TEST(LevelOrder, AnEditBelowAnAncestorMovedInTheSameFrameEndsAtItsFinalLevel) {
+  EntityStore store;
+  LevelOrder order;
+  for (EntityId id = 1; id <= 6; ++id) store.create(id);
+  store.set_parent(3, 2);  // 2 - 3 - 4
+  store.set_parent(4, 3);
+  store.set_parent(6, 5);  // 5 - 6
+  apply_frame(store, order);
+  store.set_parent(1, 4);  // the lowest slot: placed first, below 4, at level 3 for now
+  store.set_parent(2, 6);  // moves 2 - 3 - 4 down two levels: 1 ends at level 5
+  apply_frame(store, order);
+  EXPECT_EQ(order.level_of(store.slot_of(2)), 2u);
+  EXPECT_EQ(order.level_of(store.slot_of(4)), 4u);
+  EXPECT_EQ(order.level_of(store.slot_of(1)), 5u);
+  expect_matches_sort(store, order, "edits at two depths of one chain");
+}
+
 TEST(LevelOrder, UnknownParentAttachesWhenItsIdIsCreated) {
   EntityStore store;
   LevelOrder order;
