@@ -3,9 +3,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
-#include <memory>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "dcl_crdt.h"
 #include "dcl_transform.h"
 #include "dcl_world_walk.h"
+#include "dump.h"
 #include "generator_support.h"
 #include "scene_generators.h"
 #include "scene_input.h"
@@ -362,15 +364,26 @@ Result<DclWorldStreams> read_dcl_world(const std::string& folder) {
   }
 }
 
+namespace {
+
+// The close checked too: a full disk often shows only there, and a saved world must not be cut
+// short silently.
+Status write_bytes(const std::string& path, const void* data, size_t size) {
+  return write_dump_file(path, [&](std::FILE* f) -> Status {
+    if (std::fwrite(data, 1, size, f) != size)
+      return Error{"cannot write " + path + ": " + std::strerror(errno)};
+    return ok_status();
+  });
+}
+
+}  // namespace
+
 Status write_dcl_world(const std::string& folder, const DclWorldStreams& world) {
   json scenes = json::array();
   for (const DclWorldScene& s : world.scenes) {
     const std::string file = s.name + ".crdt";
     const std::string path = folder + "/" + file;
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "wb"),
-                                                      &std::fclose);
-    if (!f || std::fwrite(s.stream.data(), 1, s.stream.size(), f.get()) != s.stream.size())
-      return Error{"cannot write " + path};
+    if (Status st = write_bytes(path, s.stream.data(), s.stream.size()); !st) return st;
     json entry = {{"name", s.name}, {"parcel", {s.parcel.x, s.parcel.y}}, {"stream", file}};
     if (!s.frame_starts.empty()) entry["frames"] = s.frame_starts;
     if (s.load_frame) entry["load"] = s.load_frame;
@@ -379,10 +392,7 @@ Status write_dcl_world(const std::string& folder, const DclWorldStreams& world) 
   }
   const std::string manifest = json{{"scenes", std::move(scenes)}}.dump(1) + "\n";
   const std::string path = folder + "/world.json";
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!f || std::fwrite(manifest.data(), 1, manifest.size(), f.get()) != manifest.size())
-    return Error{"cannot write " + path};
-  return ok_status();
+  return write_bytes(path, manifest.data(), manifest.size());
 }
 
 }  // namespace tprop

@@ -118,7 +118,7 @@ Status write_dump_file(const std::string& path, const std::function<Status(std::
   const int close_error = std::fclose(f) != 0 ? errno : 0;
   if (!written) return written;
   if (close_error != 0) {
-    return Error{"cannot write the dump " + path + ": " + std::strerror(close_error)};
+    return Error{"cannot write " + path + ": " + std::strerror(close_error)};
   }
   return ok_status();
 }

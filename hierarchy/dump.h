@@ -34,7 +34,8 @@ void append_json_string(std::string& out, const std::string& s);
 void append_dump_matrix(std::string& out, const float4x4& m);
 
 // Opens `path` with a buffer for millions of small writes, runs write(the stream), and closes
-// it: a failed open or close (a full disk, a file size limit) is an error naming the path.
+// it: a failed open or close (a full disk, a file size limit) is an error naming the path. Every
+// file tprop writes goes through it (dumps, saved worlds).
 Status write_dump_file(const std::string& path, const std::function<Status(std::FILE*)>& write);
 
 }  // namespace tprop
