@@ -73,13 +73,7 @@ TEST_F(GpuRandom, AMillionEntitiesOfEveryMixUpToDepth64) {
 // as a wrong integer.
 TEST_F(GpuRandom, AHundredThousandDeepChainIsPropagatedToTheLastLevel) {
   const uint32_t n = 100'000;
-  EntityStore store;
-  store.reserve(n);
-  for (EntityId id = 0; id < n; ++id) {
-    store.create(id);
-    store.set_translation(id, float3(1, 0, 0));
-    if (id > 0) store.set_parent(id, id - 1);
-  }
+  EntityStore store = unit_step_chain(n);
   for (NarrowWalk walk :
        {NarrowWalk::Workgroup, NarrowWalk::SingleInvocation, NarrowWalk::Jump}) {
     SCOPED_TRACE(walk == NarrowWalk::Workgroup          ? "workgroup walk"

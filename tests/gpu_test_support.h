@@ -71,6 +71,20 @@ class GpuTest : public ::testing::Test {
   ValidationCounts before_;
 };
 
+// A chain of n entities (ids 0..n-1, each the child of the one before), each one unit along x
+// from its parent: at depth d the world x is exactly d + 1 in float, so a walk cut short anywhere
+// shows as a wrong integer.
+inline EntityStore unit_step_chain(uint32_t n) {
+  EntityStore store;
+  store.reserve(n);
+  for (EntityId id = 0; id < n; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(1, 0, 0));
+    if (id > 0) store.set_parent(id, id - 1);
+  }
+  return store;
+}
+
 // The tolerance model and its justification live in hierarchy/compare.h (the CLI's --validate
 // judges by the same one).
 inline float tolerance(const float4x4& reference, uint32_t level) {

@@ -383,13 +383,7 @@ TEST_F(GpuVariants, OneEntityLevelsUnderDifferentParentsAreNotOneChain) {
 // first change, and the one after a change starts at its top.
 TEST_F(GpuVariants, AChainLongerThanADispatchStartsAtItsFirstChange) {
   const uint32_t n = 300'000;  // more than one dispatch of 262,144 levels
-  EntityStore store;
-  store.reserve(n);
-  for (EntityId id = 0; id < n; ++id) {
-    store.create(id);
-    store.set_translation(id, float3(1, 0, 0));
-    if (id > 0) store.set_parent(id, id - 1);
-  }
+  EntityStore store = unit_step_chain(n);
   Propagator gpu = make_propagator(
       ctx(), {.work_list_max = 0, .narrow_walk = NarrowWalk::SingleInvocation});
   CpuReference cpu;
