@@ -156,7 +156,7 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
     staged<uint32_t>(kRareIndex, slot) = rare_index;
     staged<uint32_t>(kStaticIndex, slot) = static_index;
   } else {
-    *delta = gpu::EntityDelta{};
+    // Every field written once (the staging memory may be uncached on a GPU's host).
     delta->slot = slot;
     delta->flags = e.flags;
     delta->parent = parent;
@@ -165,6 +165,7 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
     delta->translation = e.translation;
     delta->rotation = e.rotation;
     delta->scale = e.scale;
+    delta->pad0 = delta->pad1 = delta->pad2 = 0;
   }
   return ok_status();
 }

@@ -55,6 +55,7 @@ void Propagator::Impl::note_features(uint32_t slot, const PackedEntity& e, bool 
                                      const gpu::RareRecord* record) {
   const uint32_t before = side[slot].features;  // side covers every slot packed
   const uint32_t after = entity_features(e, attached, record);
+  if (after == before) return;  // the common case: a value changed, not what the entity needs
   static_assert(gpu::kFeatureAll < (1u << kFeatureBits));
   for (uint32_t b = 0; b < kFeatureBits; ++b) {
     const uint32_t bit = 1u << b;
