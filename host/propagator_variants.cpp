@@ -151,6 +151,10 @@ Status Propagator::Impl::prepare_passes() {
   const uint32_t scene = scene_features();
   // The Statics this frame computes freeze what it computes.
   if ((scene & gpu::kFeatureProjective) && !pending_statics.empty()) frozen_projective = true;
+  // A full frame (the scene's first, or one after growth) also makes the variants that later
+  // frames of the same scene reach for (below), so that their compile (5 to 8 ms each on
+  // lavapipe) lands in the frame that uploads the scene anyway, not as a hitch later.
+  const bool warm = full_upload && options.specialize;
   stats.pass_features = 0;
   stats.chain_steps = 0;
   stats.bundle_steps = 0;
@@ -173,11 +177,8 @@ Status Propagator::Impl::prepare_passes() {
     stats.pass_features |= f;
     if (step.kind == Step::Chain) ++stats.chain_steps;
     if (step.kind == Step::Bundle) ++stats.bundle_steps;
-    // A full frame (the scene's first, or one after growth) also makes the variants that later
-    // frames of the same scene reach for: with and without skipping, and a wide level's
-    // features walked narrow, as a work list of it is. Their compile (5 to 8 ms each on
-    // lavapipe) then lands in the frame that uploads the scene anyway, not as a hitch later.
-    const bool warm = full_upload && options.specialize;
+    // Warming: each variant with and without skipping, and a wide level's features walked
+    // narrow, as a work list of it is.
     auto prepare = [&](Pass p, Addressing a) {
       if (Status st = pipes.prepare(p, a, f); !st || !warm) return st;
       return pipes.prepare(p, a, f ^ gpu::kFeatureSkip);
@@ -202,6 +203,15 @@ Status Propagator::Impl::prepare_passes() {
         break;
     }
     if (!st) return st;
+  }
+  // And the narrow walk of a work list that spans the roots and the levels below them (a
+  // re-parent frame's), which no step of a full frame needs.
+  if (warm && !steps.empty()) {
+    const uint32_t f =
+        (scene | gpu::kFeatureParents | gpu::kFeatureFinalTest) & ~gpu::kFeatureSkip;
+    const bool serial = narrow_walk() == NarrowWalk::SingleInvocation;
+    if (Status st = pipes.prepare(serial ? Pass::Serial : Pass::Narrow, addressing, f); !st)
+      return st;
   }
   return ok_status();
 }
