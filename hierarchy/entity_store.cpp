@@ -353,7 +353,8 @@ StoreChanges EntityStore::take_changes() {
 void EntityStore::mark_statics_baked() {
   // A slot listed here may have lost Static or died since; the flags say what holds now.
   for (uint32_t s : unbaked_statics_)
-    if ((rec_[s].flags & kAlive) && (rec_[s].flags & bit(Component::Static))) rec_[s].flags |= kStaticBaked;
+    if ((rec_[s].flags & kAlive) && (rec_[s].flags & bit(Component::Static)))
+      rec_[s].flags |= kStaticBaked;
   unbaked_statics_.clear();
 }
 

@@ -246,7 +246,8 @@ void LevelOrder::relevel_subtree(uint32_t top) {
     }
     note_moved(v);
     node_[v].stamp = stamp_base_ + 5;
-    for (uint32_t c = node_[v].first_child; c != kNone; c = node_[c].next_sibling) stack.push_back(c);
+    for (uint32_t c = node_[v].first_child; c != kNone; c = node_[c].next_sibling)
+      stack.push_back(c);
   }
 }
 

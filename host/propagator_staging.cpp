@@ -406,7 +406,8 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   // Scratch per jumped entity: two matrices, two ancestors and a slot.
   constexpr VkDeviceSize kJumpBytes = 2 * 64 + 2 * 4 + 4;
   uint64_t piece_max = max_buffer_bytes / kJumpBytes;
-  if (options.jump_run_max_entities) piece_max = std::min<uint64_t>(piece_max, options.jump_run_max_entities);
+  if (options.jump_run_max_entities)
+    piece_max = std::min<uint64_t>(piece_max, options.jump_run_max_entities);
   piece_max = std::max<uint64_t>(piece_max, gpu::kNarrowLevelMax);
   auto flush = [&] {
     if (jumping && run_end - run_begin >= kJumpMinLevels) {
