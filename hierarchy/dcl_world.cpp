@@ -145,8 +145,8 @@ void DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
 }
 
 // A message costs a few cache misses in a big world (its CRDT record, its number's record,
-// its store columns), each waiting for the one before when applied alone. Held in batches of
-// kBatch, the messages' records are requested together, then their store columns, and only
+// its store record), each waiting for the one before when applied alone. Held in batches of
+// kBatch, the messages' records are requested together, then their store records, and only
 // then applied: the misses overlap. Messages are applied in stream order, so the outcome is
 // the same as one at a time.
 constexpr size_t kBatch = 16;

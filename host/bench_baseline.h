@@ -21,7 +21,7 @@ inline constexpr ComponentMask kBaselineComponents =
 bool baseline_applies(const EntityStore& store);
 
 // LocalToWorld by position in `order` (sort_by_depth of the store): T * R * S composed straight
-// from the store's columns and multiplied by the parent's LocalToWorld, parents first. Written
+// from the store's per-slot records and multiplied by the parent's LocalToWorld, parents first. Written
 // for speed, unlike CpuReference (which is written to be obviously right and checks it):
 // the affine products skip the constant last row. Requires baseline_applies(store).
 void baseline_loop(const EntityStore& store, const DepthOrder& order,
