@@ -75,6 +75,16 @@ static_assert(kPostRotationEulerMask ==
                bit(Component::PostRotationEulerYXZ) | bit(Component::PostRotationEulerYZX) |
                bit(Component::PostRotationEulerZXY) | bit(Component::PostRotationEulerZYX)));
 
+// The components whose values live outside an entity's common record (EntityStore's rare side
+// record): rotations other than the quaternion, pivots, and the matrix-valued components.
+inline constexpr ComponentMask kRareComponentMask =
+    kRotationEulerMask | bit(Component::PostRotation) | kPostRotationEulerMask |
+    bit(Component::RotationPivot) | bit(Component::RotationPivotTranslation) |
+    bit(Component::ScalePivot) | bit(Component::ScalePivotTranslation) |
+    bit(Component::CompositeRotation) | bit(Component::CompositeScale) |
+    bit(Component::ParentScaleInverse) | bit(Component::LocalToParent) |
+    bit(Component::LocalToWorld);
+
 // The matrix-valued components, which a caller may write directly.
 enum class MatrixComponent : uint8_t {
   CompositeRotation,

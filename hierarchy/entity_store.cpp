@@ -6,17 +6,10 @@ namespace tprop {
 
 namespace {
 constexpr uint32_t kNone = EntityStore::kNoSlot;
-// dirty_ bits: the slot is listed in dirty_slots_ / in structural_slots_.
+// Record::dirty bits: the slot is listed in value_slots_ / dirty_slots_ / structural_slots_.
 constexpr uint8_t kDirtyValues = 1;
-constexpr uint8_t kDirtyStructural = 2;
-// Components that live in the rare side record.
-constexpr ComponentMask kRareMask =
-    kRotationEulerMask | bit(Component::PostRotation) |
-    kPostRotationEulerMask | bit(Component::RotationPivot) |
-    bit(Component::RotationPivotTranslation) | bit(Component::ScalePivot) |
-    bit(Component::ScalePivotTranslation) | bit(Component::CompositeRotation) |
-    bit(Component::CompositeScale) | bit(Component::ParentScaleInverse) |
-    bit(Component::LocalToParent) | bit(Component::LocalToWorld);
+constexpr uint8_t kDirtyReshaped = 2;
+constexpr uint8_t kDirtyStructural = 4;
 }  // namespace
 
 void EntityStore::reserve(size_t entities) {
@@ -86,9 +79,16 @@ bool EntityStore::destroy(EntityId id) {
 uint32_t EntityStore::live_slot(EntityId e) const { return id_to_slot_.find(e); }
 
 void EntityStore::touch(uint32_t slot) {
-  if (!(rec_[slot].dirty & kDirtyValues)) {
-    rec_[slot].dirty |= kDirtyValues;
+  if (!(rec_[slot].dirty & kDirtyReshaped)) {
+    rec_[slot].dirty |= kDirtyReshaped;
     dirty_slots_.push_back(slot);
+  }
+}
+
+void EntityStore::touch_value(uint32_t slot) {
+  if (!(rec_[slot].dirty & (kDirtyValues | kDirtyReshaped))) {
+    rec_[slot].dirty |= kDirtyValues;
+    value_slots_.push_back(slot);
   }
 }
 
@@ -108,6 +108,15 @@ void EntityStore::set_bit(uint32_t slot, Component c) {
   touch(slot);
 }
 
+void EntityStore::set_value_bit(uint32_t slot, Component c) {
+  if (rec_[slot].flags & bit(c)) {
+    touch_value(slot);
+  } else {
+    rec_[slot].flags |= bit(c);
+    touch(slot);
+  }
+}
+
 RareComponents& EntityStore::rare_for_write(uint32_t slot) {
   if (rec_[slot].rare_index == kNone) {
     if (!free_rare_.empty()) {
@@ -123,7 +132,7 @@ RareComponents& EntityStore::rare_for_write(uint32_t slot) {
 }
 
 void EntityStore::release_rare_if_unused(uint32_t slot) {
-  if (rec_[slot].rare_index != kNone && !(rec_[slot].flags & kRareMask)) {
+  if (rec_[slot].rare_index != kNone && !(rec_[slot].flags & kRareComponentMask)) {
     free_rare_.push_back(rec_[slot].rare_index);
     rec_[slot].rare_index = kNone;
   }
@@ -133,7 +142,7 @@ bool EntityStore::set_translation(EntityId e, float3 v) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
   rec_[s].translation = v;
-  set_bit(s, Component::Translation);
+  set_value_bit(s, Component::Translation);
   return true;
 }
 
@@ -141,7 +150,7 @@ bool EntityStore::set_rotation(EntityId e, quat q) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
   rec_[s].rotation = q;
-  set_bit(s, Component::Rotation);
+  set_value_bit(s, Component::Rotation);
   return true;
 }
 
@@ -149,7 +158,7 @@ bool EntityStore::set_scale(EntityId e, float v) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
   rec_[s].scale = v;
-  set_bit(s, Component::Scale);
+  set_value_bit(s, Component::Scale);
   return true;
 }
 
@@ -157,7 +166,7 @@ bool EntityStore::set_non_uniform_scale(EntityId e, float3 v) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
   rec_[s].non_uniform_scale = v;
-  set_bit(s, Component::NonUniformScale);
+  set_value_bit(s, Component::NonUniformScale);
   return true;
 }
 
@@ -178,9 +187,14 @@ void EntityStore::set_tr_and_scale_kind(uint32_t s, float3 translation, quat rot
   Record& r = rec_[s];
   r.translation = translation;
   r.rotation = rotation;
-  r.flags = (r.flags & ~bit(other_scale)) | bit(Component::Translation) |
-            bit(Component::Rotation) | bit(scale);
-  touch(s);
+  const uint32_t flags = (r.flags & ~bit(other_scale)) | bit(Component::Translation) |
+                         bit(Component::Rotation) | bit(scale);
+  if (flags == r.flags) {
+    touch_value(s);
+  } else {
+    r.flags = flags;
+    touch(s);
+  }
 }
 
 bool EntityStore::set_rotation_euler(EntityId e, EulerOrder order, float3 radians) {
@@ -330,10 +344,28 @@ void EntityStore::unlink_child(uint32_t slot) {
 StoreChanges EntityStore::take_changes() {
   StoreChanges out;
   out.hierarchy = hierarchy_changed_;
-  for (uint32_t s : dirty_slots_) rec_[s].dirty = 0;
+  // Thousands of scattered records: each loop asks for its records a few slots ahead, so that
+  // their misses overlap (and the consumer finds the records of `values` in cache).
+  constexpr size_t kAhead = 16;
+  // A value change followed by another kind keeps the slot in value_slots_: dropped here.
+  size_t kept = 0;
+  for (size_t i = 0; i < value_slots_.size(); ++i) {
+    if (i + kAhead < value_slots_.size()) __builtin_prefetch(&rec_[value_slots_[i + kAhead]], 1);
+    const uint32_t s = value_slots_[i];
+    if ((rec_[s].dirty & (kDirtyValues | kDirtyReshaped)) != kDirtyValues) continue;
+    rec_[s].dirty &= ~kDirtyValues;
+    value_slots_[kept++] = s;
+  }
+  value_slots_.resize(kept);
+  for (size_t i = 0; i < dirty_slots_.size(); ++i) {
+    if (i + kAhead < dirty_slots_.size()) __builtin_prefetch(&rec_[dirty_slots_[i + kAhead]], 1);
+    rec_[dirty_slots_[i]].dirty = 0;
+  }
   for (uint32_t s : structural_slots_) rec_[s].dirty = 0;
   out.slots = std::move(dirty_slots_);
   dirty_slots_.clear();
+  out.values = std::move(value_slots_);
+  value_slots_.clear();
   out.structural = std::move(structural_slots_);
   structural_slots_.clear();
   for (uint32_t s : parent_changed_slots_) {

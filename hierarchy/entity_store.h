@@ -39,7 +39,14 @@ struct RareComponents {
 // hierarchy changed (`structural`) and re-upload only the listed slots.
 struct StoreChanges {
   bool hierarchy = false;              // an entity was created or destroyed, or a Parent changed
-  std::vector<uint32_t> slots;         // slots whose component values changed (may be dead now)
+  // Slots changed in any way but `values`'s (may be dead now): components added or removed, rare
+  // components' values, Static, Parent, created and destroyed entities.
+  std::vector<uint32_t> slots;
+  // Live slots whose only change was the value of Translation, Rotation, Scale or
+  // NonUniformScale components they already had, so that what a backend derived from the
+  // component set still holds and the new values alone need uploading: most of a frame's changes
+  // in a game or a world. A slot is in at most one of `slots` and `values`.
+  std::vector<uint32_t> values;
   // Slots whose parent, as the depth order resolves it, may have changed: created and destroyed
   // entities, Parents set or removed, children that lost their Parent to a destroyed entity, and
   // children whose Parent named an id that has just been created. Each slot once; a slot may be
@@ -128,9 +135,13 @@ class EntityStore {
 
   uint32_t live_slot(EntityId e) const;
   RareComponents& rare_for_write(uint32_t slot);
+  // A change that `values` cannot carry, and one that it can.
   void touch(uint32_t slot);
+  void touch_value(uint32_t slot);
   void mark_structural(uint32_t slot);
   void set_bit(uint32_t slot, Component c);
+  // A setter of Translation, Rotation, Scale or NonUniformScale, value already written.
+  void set_value_bit(uint32_t slot, Component c);
   // set_trs_at's common part: `scale` present (its value already written), `other_scale` gone.
   void set_tr_and_scale_kind(uint32_t slot, float3 translation, quat rotation, Component scale,
                              Component other_scale);
@@ -152,7 +163,7 @@ class EntityStore {
     EntityId parent = 0;
     EntityId previous_parent = 0;
     uint32_t rare_index = kNoSlot;
-    uint8_t dirty = 0;  // kDirtyValues, kDirtyStructural
+    uint8_t dirty = 0;  // kDirtyValues, kDirtyReshaped, kDirtyStructural
   };
   static_assert(sizeof(Record) == 64, "one cache line a slot");
   SlotVector<Record> rec_;
@@ -165,7 +176,8 @@ class EntityStore {
   std::vector<RareComponents> rare_;
   std::vector<uint32_t> free_rare_;
   // Change tracking.
-  std::vector<uint32_t> dirty_slots_;
+  std::vector<uint32_t> dirty_slots_;  // StoreChanges::slots
+  std::vector<uint32_t> value_slots_;  // StoreChanges::values, and slots reshaped since
   std::vector<uint32_t> structural_slots_;
   std::vector<uint32_t> parent_changed_slots_;
   std::vector<uint32_t> unbaked_statics_;

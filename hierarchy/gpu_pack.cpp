@@ -23,25 +23,13 @@ PackedEntity pack_entity(const EntityStore& store, uint32_t slot, bool attached,
                          StaticMode static_mode) {
   const ComponentMask m = store.mask_at(slot);
   PackedEntity out;
-  uint32_t f = 0;
+  pack_values(store, slot, m, out);
 
   // Presence, also read by the entity's children (their ParentScaleInverse).
-  if (m & bit(Component::Translation)) {
-    f |= gpu::kFlagTranslation;
-    out.translation = float4(store.translation_at(slot), 0.0f);
-  }
-  if (has_rotation(m)) {
-    f |= gpu::kFlagRotation;
-    const quat q = effective_rotation(store, slot);  // Euler resolved here, not in GLSL
-    out.rotation = float4(q.x, q.y, q.z, q.w);
-  }
-  if (m & bit(Component::Scale)) {  // Scale wins over NonUniformScale
-    f |= gpu::kFlagScale;
-    out.scale = float4(float3(store.scale_at(slot)), 0.0f);
-  } else if (m & bit(Component::NonUniformScale)) {
-    f |= gpu::kFlagScale;
-    out.scale = float4(store.non_uniform_scale_at(slot), 0.0f);
-  }
+  uint32_t f = 0;
+  if (m & bit(Component::Translation)) f |= gpu::kFlagTranslation;
+  if (has_rotation(m)) f |= gpu::kFlagRotation;
+  if (m & (bit(Component::Scale) | bit(Component::NonUniformScale))) f |= gpu::kFlagScale;
   if (m & bit(Component::CompositeRotation)) f |= gpu::kFlagCompositeRotation;
   if (m & bit(Component::CompositeScale)) f |= gpu::kFlagCompositeScale;
   if (attached && (m & bit(Component::ParentScaleInverse))) f |= gpu::kFlagParentScaleInverse;

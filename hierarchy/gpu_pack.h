@@ -10,6 +10,7 @@
 
 #include "scene_layout.h"  // shaders/: the layout the GPU reads, shared with GLSL
 #include "components.h"
+#include "compose.h"
 #include "entity_store.h"
 #include "math.h"
 
@@ -33,6 +34,33 @@ struct PackedEntity {
 // DepthOrder::attached: a live parent and no cycle).
 PackedEntity pack_entity(const EntityStore& store, uint32_t slot, bool attached,
                          StaticMode static_mode);
+
+// Whether a change listed in StoreChanges::values may upload the values alone: not where
+// something else packed derives from them (a rare record's composite matrices) or where the
+// flags follow a bake (Static).
+constexpr bool values_alone_suffice(ComponentMask mask) {
+  return !(mask & (bit(Component::Static) | kRareComponentMask));
+}
+
+// The values part of pack_entity (translation, rotation, scale; what the presence flags govern):
+// all that a change listed in StoreChanges::values uploads. Inline: thousands a frame, and the
+// values stay in registers on their way to the staging memory.
+inline void pack_values(const EntityStore& store, uint32_t slot, ComponentMask m,
+                        PackedEntity& out) {
+  if (m & bit(Component::Translation)) out.translation = float4(store.translation_at(slot), 0.0f);
+  if (m & kRotationEulerMask) {
+    const quat q = effective_rotation(store, slot);  // Euler resolved here, not in GLSL
+    out.rotation = float4(q.x, q.y, q.z, q.w);
+  } else if (m & bit(Component::Rotation)) {
+    const quat q = store.rotation_at(slot);
+    out.rotation = float4(q.x, q.y, q.z, q.w);
+  }
+  if (m & bit(Component::Scale)) {  // Scale wins over NonUniformScale
+    out.scale = float4(float3(store.scale_at(slot)), 0.0f);
+  } else if (m & bit(Component::NonUniformScale)) {
+    out.scale = float4(store.non_uniform_scale_at(slot), 0.0f);
+  }
+}
 
 // The components that need a rare record on the GPU (the matrix-valued ones).
 bool needs_rare_record(ComponentMask mask);

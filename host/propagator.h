@@ -108,6 +108,8 @@ struct FrameStats {
   uint32_t structural_changes = 0;    // slots the store listed as structurally changed
   uint32_t moved_entities = 0;        // entities whose level or parent changed (subtrees included)
   uint32_t staged_entities = 0;       // entities whose bytes were staged this frame
+  uint32_t values_only_entities = 0;  // ... of which only the new values (EntityStore's
+                                      // StoreChanges::values, when nothing else depends on them)
   uint32_t evaluated_entities = 0;    // entities the passes visit: the work list, or the order
   uint32_t dirty_entities = 0;        // entities the frame changed (its deltas): what a pass
                                       // skipping the unchanged recomputes from, with subtrees

@@ -5,9 +5,12 @@
 #include "propagator_state.h"
 
 #include <algorithm>
+#include <cassert>
+#include <cstddef>
 #include <cstring>
 
 #include "gpu_pack.h"
+#include "stream_store.h"
 
 namespace tprop {
 
@@ -46,6 +49,21 @@ std::vector<Range> coalesce(std::vector<Range> ranges, size_t most = kMaxRegions
     }
     if (out.size() <= most) return out;
   }
+}
+
+// A delta written once, field by field from registers, by streamed stores (the staging memory is
+// only written here and read by the GPU; it may be uncached on a GPU's host).
+void stream_delta(gpu::EntityDelta* delta, uint32_t slot, uint32_t flags, uint32_t parent,
+                  uint32_t rare_index, uint32_t static_index, const PackedEntity& e) {
+  char* to = reinterpret_cast<char*>(delta);
+  assert(reinterpret_cast<uintptr_t>(to) % 16 == 0 && "mapped memory is 64-byte aligned");
+  static_assert(offsetof(gpu::EntityDelta, static_index) == 16 &&
+                offsetof(gpu::EntityDelta, rotation) == 48);
+  stream_row(to, slot, flags, parent, rare_index);
+  stream_row(to + 16, static_index, 0u, 0u, 0u);
+  stream_row(to + 32, e.translation.x, e.translation.y, e.translation.z, e.translation.w);
+  stream_row(to + 48, e.rotation.x, e.rotation.y, e.rotation.z, e.rotation.w);
+  stream_row(to + 64, e.scale.x, e.scale.y, e.scale.z, e.scale.w);
 }
 
 }  // namespace
@@ -156,16 +174,7 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
     staged<uint32_t>(kRareIndex, slot) = rare_index;
     staged<uint32_t>(kStaticIndex, slot) = static_index;
   } else {
-    // Every field written once (the staging memory may be uncached on a GPU's host).
-    delta->slot = slot;
-    delta->flags = e.flags;
-    delta->parent = parent;
-    delta->rare_index = rare_index;
-    delta->static_index = static_index;
-    delta->translation = e.translation;
-    delta->rotation = e.rotation;
-    delta->scale = e.scale;
-    delta->pad0 = delta->pad1 = delta->pad2 = 0;
+    stream_delta(delta, slot, e.flags, parent, rare_index, static_index, e);
   }
   return ok_status();
 }
@@ -255,8 +264,9 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   full_upload = false;
   dirty_rare.clear();
 
-  // What to pack: changed values, entities whose attached parent may have changed, and the
-  // Statics computed last frame, which are baked now (their flags switch to ReadFrozen).
+  // What to pack whole: slots changed beyond their plain values, entities whose attached parent
+  // may have changed, and the Statics computed last frame, which are baked now (their flags
+  // switch to ReadFrozen).
   std::vector<uint32_t> to_pack;
   to_pack.reserve(changes.slots.size() + order.relinked().size() + pending_statics.size());
   auto add = [&](uint32_t slot) {
@@ -271,22 +281,43 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   pending_statics.clear();
   for (uint32_t slot : was_pending) add(slot);
 
+  // Each slot of changes.values gets one delta at most, of either kind.
   delta_count = 0;
-  if (!to_pack.empty()) {
-    if (Status st = grow(deltas, uint32_t(to_pack.size()), false, false); !st) return st;
-    for (uint32_t k = 0; k < to_pack.size(); ++k) {
-      // The slots are scattered: ask for the ones a few entities ahead now, so that their
-      // cache misses overlap with this one's work.
-      if (k + kPrefetchAhead < to_pack.size()) {
-        const uint32_t ahead = to_pack[k + kPrefetchAhead];
-        store.prefetch(ahead);
-        order.prefetch(ahead);
-        __builtin_prefetch(&side[ahead]);
-      }
-      if (Status st = pack(store, to_pack[k], &deltas.staged<gpu::EntityDelta>(k)); !st) return st;
+  if (const size_t most = to_pack.size() + changes.values.size(); most != 0)
+    if (Status st = grow(deltas, uint32_t(most), false, false); !st) return st;
+  // Plain value changes, most of a frame's: the values alone, from records that take_changes()
+  // has just brought into cache, without the slot's bookkeeping here or in the order (two fewer
+  // scattered lines a change), unless more of the entity depends on them.
+  const std::vector<uint32_t>& values = changes.values;
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (k + kPrefetchAhead < values.size()) store.prefetch(values[k + kPrefetchAhead]);
+    const uint32_t slot = values[k];
+    assert(slot < slots && store.alive_at(slot) && order.contains(slot));
+    const ComponentMask mask = store.mask_at(slot);
+    if (!values_alone_suffice(mask)) {
+      add(slot);
+      continue;
     }
-    delta_count = uint32_t(to_pack.size());
+    PackedEntity e;
+    pack_values(store, slot, mask, e);
+    stream_delta(&deltas.staged<gpu::EntityDelta>(delta_count++), slot, gpu::kDeltaValuesOnly,
+                 0, 0, 0, e);
   }
+  stats.values_only_entities = delta_count;
+  for (size_t k = 0; k < to_pack.size(); ++k) {
+    // The slots are scattered: ask for the ones a few entities ahead now, so that their cache
+    // misses overlap with this one's work.
+    if (k + kPrefetchAhead < to_pack.size()) {
+      const uint32_t ahead = to_pack[k + kPrefetchAhead];
+      store.prefetch(ahead);
+      order.prefetch(ahead);
+      __builtin_prefetch(&side[ahead]);
+    }
+    if (Status st = pack(store, to_pack[k], &deltas.staged<gpu::EntityDelta>(delta_count)); !st)
+      return st;
+    ++delta_count;
+  }
+  stream_fence();
   std::vector<Range> rare_ranges = std::move(dirty_rare);
   dirty_rare = rare_ranges.empty() ? std::vector<Range>{} : coalesce(std::move(rare_ranges));
   if (Status st = stage_order(); !st) return st;
@@ -295,6 +326,7 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
 
   // Recompute below everything packed (values or parents changed) and everything moved.
   std::vector<uint32_t> seeds = std::move(to_pack);
+  seeds.insert(seeds.end(), changes.values.begin(), changes.values.end());
   seeds.insert(seeds.end(), order.moved().begin(), order.moved().end());
   return plan_work(seeds, false);
 }

@@ -19,13 +19,15 @@ void main() {
   }
   EntityDelta d = DELTAS(i);
   uint slot = d.slot;
-  FLAGS(slot) = d.flags;
-  PARENT(slot) = d.parent;
-  RARE_INDEX(slot) = d.rare_index;
-  STATIC_INDEX(slot) = d.static_index;
   TRANSLATION(slot) = d.translation;
   ROTATION(slot) = d.rotation;
   SCALE(slot) = d.scale;
   DIRTY(slot) = pc.frame;
+  // A slot may have a values-only delta and a whole one in the same frame: their values agree.
+  if (d.flags == kDeltaValuesOnly) return;
+  FLAGS(slot) = d.flags;
+  PARENT(slot) = d.parent;
+  RARE_INDEX(slot) = d.rare_index;
+  STATIC_INDEX(slot) = d.static_index;
   if (d.flags == 0u) WORLD(slot) = mat4(0.0);
 }

@@ -110,6 +110,8 @@ TPROP_CONST kFlagReadFrozen = 1u << 11u;        // frozen[static_index[slot]]
 // Propagation:
 TPROP_CONST kFlagWorldFinal = 1u << 12u;        // the own matrix is the LocalToWorld (no parent)
 TPROP_CONST kFlagStoreFrozen = 1u << 13u;       // a Static's first frame: save into frozen[]
+// Not a flag: EntityDelta::flags of a delta that carries an entity's values alone.
+TPROP_CONST kDeltaValuesOnly = 1u << 31u;
 
 // One per entity that needs a matrix the common arrays cannot hold; everything resolved on the
 // host (pivots, PostRotation, Euler angles, the inverse of a CompositeScale), so the shader does
@@ -124,7 +126,8 @@ struct RareRecord {
 };
 
 // One changed entity of a frame: uploaded compactly, then written to its slot by scatter.comp
-// (flags 0: the slot died, and its LocalToWorld becomes all zeros).
+// (flags 0: the slot died, and its LocalToWorld becomes all zeros; flags kDeltaValuesOnly: only
+// the translation, rotation and scale are new, the slot's other arrays stay as they are).
 struct EntityDelta {
   uint slot;
   uint flags;

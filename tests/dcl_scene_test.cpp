@@ -194,7 +194,8 @@ TEST(DclScene, FramesReSortOnlyWhenAParentChanged) {
   dcl.apply(put_transform(2, 2, at({0, 5, 0}, 1)));
   StoreChanges values = store.take_changes();
   EXPECT_FALSE(values.hierarchy);
-  EXPECT_EQ(values.slots, std::vector<uint32_t>{store.slot_of(2)});
+  EXPECT_TRUE(values.slots.empty());
+  EXPECT_EQ(values.values, std::vector<uint32_t>{store.slot_of(2)});
 
   // Outdated and duplicate messages change nothing at all.
   dcl.apply(put_transform(2, 1, at({9, 9, 9}, 3)));
@@ -202,6 +203,7 @@ TEST(DclScene, FramesReSortOnlyWhenAParentChanged) {
   StoreChanges none = store.take_changes();
   EXPECT_FALSE(none.hierarchy);
   EXPECT_TRUE(none.slots.empty());
+  EXPECT_TRUE(none.values.empty());
 
   // A reparent changes the hierarchy.
   dcl.apply(put_transform(2, 3, at({0, 5, 0}, 3)));

@@ -63,10 +63,11 @@ TEST(EntityStore, SetTrsAtWritesAWholeTransformAndSwapsTheScaleComponent) {
   EXPECT_EQ(store.mask_at(slot), bit(Component::Translation) | bit(Component::Rotation) |
                                      bit(Component::Scale));
   EXPECT_EQ(store.scale_at(slot), 0.5f);
-  // A value edit, listed once, and entity 1 untouched.
+  // A change of the scale's kind, listed once, and entity 1 untouched.
   const StoreChanges changes = store.take_changes();
   EXPECT_FALSE(changes.hierarchy);
   EXPECT_EQ(changes.slots, std::vector<uint32_t>{slot});
+  EXPECT_TRUE(changes.values.empty());
   EXPECT_EQ(store.mask_at(store.slot_of(1)), 0u);
 }
 
@@ -173,12 +174,77 @@ TEST(EntityStore, ChangesListValueEditsAndFlagHierarchyEdits) {
   store.set_rotation(2, quat(1, 0, 0, 0));
   StoreChanges c = store.take_changes();
   EXPECT_FALSE(c.hierarchy);
-  EXPECT_EQ(c.slots, std::vector<uint32_t>{store.slot_of(2)});
+  EXPECT_EQ(c.slots, std::vector<uint32_t>{store.slot_of(2)});  // components added
+  store.set_translation(2, float3(2));
+  c = store.take_changes();
+  EXPECT_FALSE(c.hierarchy);
+  EXPECT_EQ(c.values, std::vector<uint32_t>{store.slot_of(2)});
   store.set_parent(2, 1);
   c = store.take_changes();
   EXPECT_TRUE(c.hierarchy);
   store.set_parent(2, 1);  // the same parent again is no change
   EXPECT_FALSE(store.take_changes().hierarchy);
+}
+
+TEST(EntityStore, NewValuesOfPresentComponentsAreListedAsValuesAlone) {
+  EntityStore store;
+  for (EntityId e : {1, 2, 3, 4}) store.create(e);
+  store.set_translation(1, float3(1));
+  store.set_scale(2, 2.0f);
+  store.set_trs_at(store.slot_of(3), float3(1), quat(1, 0, 0, 0), float3(2));
+  store.set_non_uniform_scale(4, float3(3));
+  store.set_rotation(4, quat(0, 1, 0, 0));
+  (void)store.take_changes();
+
+  store.set_translation(1, float3(5));
+  store.set_translation(1, float3(6));  // twice: listed once
+  store.set_scale(2, 3.0f);
+  store.set_trs_at(store.slot_of(3), float3(2), quat(0, 0, 1, 0), float3(4));
+  store.set_non_uniform_scale(4, float3(1));
+  store.set_rotation(4, quat(0, 0, 0, 1));
+  const StoreChanges c = store.take_changes();
+  EXPECT_FALSE(c.hierarchy);
+  EXPECT_TRUE(c.slots.empty());
+  std::vector<uint32_t> expected{store.slot_of(1), store.slot_of(2), store.slot_of(3),
+                                 store.slot_of(4)};
+  std::vector<uint32_t> values = c.values;
+  std::sort(values.begin(), values.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(values, expected);
+}
+
+TEST(EntityStore, AnyOtherChangeListsTheSlotAsChangedAndNotAsValues) {
+  EntityStore store;
+  for (EntityId e : {1, 2, 3, 4, 5, 6}) {
+    store.create(e);
+    store.set_translation(e, float3(1));
+  }
+  store.set_scale(3, 1.0f);
+  (void)store.take_changes();
+
+  store.set_rotation(1, quat(0, 1, 0, 0));        // a component added by its setter
+  store.set_translation(2, float3(2));            // a value, then a tag added
+  store.add(2, Component::Static);
+  store.set_trs_at(store.slot_of(3), float3(1), quat(1, 0, 0, 0), float3(2));  // scale kind
+  store.set_translation(4, float3(3));            // a value, then a removal
+  store.remove(4, Component::Translation);
+  store.set_translation(5, float3(4));            // a value, then a new Parent
+  store.set_parent(5, 1);
+  store.set_translation(6, float3(5));            // a value, then destroyed
+  store.destroy(6);
+  const uint32_t dead = store.slot_of(6);
+  EXPECT_EQ(dead, EntityStore::kNoSlot);
+  const StoreChanges c = store.take_changes();
+  EXPECT_TRUE(c.values.empty());
+  for (EntityId e : {1, 2, 3, 4, 5})
+    EXPECT_NE(std::find(c.slots.begin(), c.slots.end(), store.slot_of(e)), c.slots.end()) << e;
+  EXPECT_EQ(c.slots.size(), 6u);  // and the destroyed entity's slot
+
+  // The next frame starts clean: a value change is listed as values again.
+  store.set_translation(2, float3(7));
+  const StoreChanges next = store.take_changes();
+  EXPECT_TRUE(next.slots.empty());
+  EXPECT_EQ(next.values, std::vector<uint32_t>{store.slot_of(2)});
 }
 
 TEST(EntityStore, StaticIsBakedOnlyAfterTheFrameThatComputedIt) {

@@ -121,6 +121,53 @@ TEST_P(GpuFrames, EveryFrameOfMixedEditsMatchesTheReference) {
   }
 }
 
+// A frame's plain value changes upload the values alone (StoreChanges::values), except where
+// more of the entity derives from them; the same slot may get both kinds of delta in a frame.
+TEST_P(GpuFrames, ValuesAloneAndWholeEntitiesInOneFrameMatchTheReference) {
+  EntityStore store;
+  store.create(1);  // a root
+  store.set_translation(1, float3(1, 2, 3));
+  store.create(2);  // a CompositeRotation from Rotation and its pivot
+  store.set_parent(2, 1);
+  store.set_rotation(2, quat(0.8f, 0.6f, 0.0f, 0.0f));
+  store.set_pivot(2, PivotComponent::RotationPivot, float3(0, 1, 0));
+  store.add(2, Component::CompositeRotation);
+  store.create(3);  // its child
+  store.set_parent(3, 2);
+  store.set_translation(3, float3(0, 0, 1));
+  store.create(4);  // Static
+  store.set_parent(4, 1);
+  store.set_translation(4, float3(2, 0, 0));
+  store.add(4, Component::Static);
+  store.create(5);  // a child of an entity that does not exist yet
+  store.set_parent(5, 9);
+  store.set_translation(5, float3(0, 3, 0));
+  store.set_non_uniform_scale(5, float3(1, 2, 3));
+  Propagator gpu = make_propagator(ctx(), GetParam().options);
+  CpuReference cpu;
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+  store.mark_statics_baked();
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "the Static baked"), 1.0);
+  store.mark_statics_baked();
+
+  store.set_translation(3, float3(0, 0, 2));         // values alone
+  store.set_rotation(2, quat(0.6f, 0.0f, 0.8f, 0.0f));  // its composite rotation changes
+  store.set_translation(4, float3(5, 0, 0));         // a baked Static keeps its value
+  store.set_non_uniform_scale(5, float3(3, 2, 1));   // values, and attached to 9 ...
+  store.create(9);                                   // ... created in the same frame
+  store.set_translation(9, float3(0, 0, 7));
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "mixed frame"), 1.0);
+  EXPECT_EQ(gpu.last_frame().values_only_entities, 2u) << "entities 3 and 5";
+  EXPECT_EQ(gpu.last_frame().staged_entities, 6u) << "3 and 5 alone, then 2, 4, 5, 9 whole";
+  store.mark_statics_baked();
+
+  store.set_translation(1, float3(-1, 0, 0));
+  store.set_translation(3, float3(1, 1, 1));
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "values frame"), 1.0);
+  EXPECT_EQ(gpu.last_frame().values_only_entities, 2u);
+  EXPECT_EQ(gpu.last_frame().staged_entities, 2u);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Strategies, GpuFrames,
     ::testing::Values(Strategy{"Default", {}},
