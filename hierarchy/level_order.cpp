@@ -234,10 +234,22 @@ void LevelOrder::detect_cycles(const std::vector<uint32_t>& starts) {
 }
 
 void LevelOrder::relevel_subtree(uint32_t top) {
-  std::vector<uint32_t> stack{top};
-  while (!stack.empty()) {
-    const uint32_t v = stack.back();
-    stack.pop_back();
+  // Breadth first (parents still placed before their children): the entities a few places
+  // ahead are known, so their scattered lines are asked for while this one is placed. A moved
+  // subtree of thousands cost ~200 ns an entity in misses met one at a time.
+  constexpr size_t kAhead = 8;
+  std::vector<uint32_t>& queue = walk_;
+  queue.clear();
+  queue.push_back(top);
+  for (size_t k = 0; k < queue.size(); ++k) {
+    if (k + kAhead < queue.size()) {
+      const uint32_t ahead = queue[k + kAhead];
+      __builtin_prefetch(&moved_stamp_[ahead], 1);
+      const uint32_t e = node_[ahead].entry;  // its node came in with its sibling link
+      if (e != kNone) __builtin_prefetch(&entries_[e], 1);
+      if (node_[ahead].first_child != kNone) __builtin_prefetch(&node_[node_[ahead].first_child]);
+    }
+    const uint32_t v = queue[k];
     const uint32_t p = node_[v].parent;
     const uint32_t level = p == kNone ? 0 : node_[p].level + 1;
     if (node_[v].level != level) {
@@ -247,7 +259,7 @@ void LevelOrder::relevel_subtree(uint32_t top) {
     note_moved(v);
     node_[v].stamp = stamp_base_ + 5;
     for (uint32_t c = node_[v].first_child; c != kNone; c = node_[c].next_sibling)
-      stack.push_back(c);
+      queue.push_back(c);
   }
 }
 

@@ -139,6 +139,7 @@ class LevelOrder {
 
   std::vector<uint32_t> moved_;
   std::vector<uint32_t> relinked_;
+  std::vector<uint32_t> walk_;  // relevel_subtree's queue, kept for its capacity
   std::vector<std::pair<uint32_t, uint32_t>> rewritten_;
   bool layout_changed_ = false;
 };
