@@ -1,81 +1,142 @@
 #include "id_map.h"
 
 #include <cassert>
+#include <cstdint>
+#include <utility>
 
 namespace tprop {
 
-size_t IdMap::home(uint32_t key) const {
+namespace {
+// Old slots looked at per set() or erase() while growing: the old table has twice as many
+// slots as entries, and the new one fills after as many more inserts, so 4 finish it in time.
+constexpr size_t kDrainBudget = 8;
+}  // namespace
+
+size_t IdMap::Table::home(uint32_t key) const {
   // Fibonacci hashing spreads sequential ids, the common case, across the table.
-  return static_cast<size_t>((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
+  return static_cast<size_t>((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+size_t IdMap::Table::index_of(uint32_t key) const {
+  if (slots.empty()) return 0;
+  for (size_t i = home(key);; i = (i + 1) & mask) {
+    const Slot& s = slots[i];
+    if (s.stored == 0) return slots.size();
+    if (s.key == key) return i;
+  }
+}
+
+void IdMap::Table::insert_new(uint32_t key, uint32_t value) {
+  for (size_t i = home(key);; i = (i + 1) & mask)
+    if (slots[i].stored == 0) {
+      slots[i] = {key, value + 1};
+      ++size;
+      return;
+    }
+}
+
+void IdMap::Table::erase_at(size_t i) {
+  // Backward-shift deletion: pull later members of the probe run into the hole when the hole
+  // lies between their home and their current place.
+  for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+    if (slots[j].stored == 0) break;
+    const size_t h = home(slots[j].key);
+    const bool movable = (j > i) ? (h <= i || h > j) : (h <= i && h > j);
+    if (movable) {
+      slots[i] = slots[j];
+      i = j;
+    }
+  }
+  slots[i].stored = 0;
+  --size;
 }
 
 uint32_t IdMap::find(uint32_t key) const {
-  if (slots_.empty()) return kMissing;
-  for (size_t i = home(key);; i = (i + 1) & mask_) {
-    const Slot& s = slots_[i];
-    if (s.value == kMissing) return kMissing;
-    if (s.key == key) return s.value;
-  }
+  if (const size_t i = table_.index_of(key); i < table_.slots.size())
+    return table_.slots[i].stored - 1;
+  if (old_.size == 0) return kMissing;
+  const size_t i = old_.index_of(key);
+  return i < old_.slots.size() ? old_.slots[i].stored - 1 : kMissing;
 }
 
 void IdMap::set(uint32_t key, uint32_t value) {
   assert(value != kMissing);
-  if ((size_ + 1) * 2 > slots_.size()) grow();
-  for (size_t i = home(key);; i = (i + 1) & mask_) {
-    Slot& s = slots_[i];
-    if (s.value == kMissing) {
-      s = {key, value};
-      ++size_;
-      return;
-    }
-    if (s.key == key) {
-      s.value = value;
-      return;
+  if (old_.size) drain(kDrainBudget);
+  if (const size_t i = table_.index_of(key); i < table_.slots.size()) {
+    table_.slots[i].stored = value + 1;
+    return;
+  }
+  if (old_.size) {
+    // A key lives in one table: an entry not drained yet moves over now.
+    if (const size_t i = old_.index_of(key); i < old_.slots.size()) {
+      old_.erase_at(i);
+      --size_;
     }
   }
+  if ((table_.size + 1) * 2 > table_.slots.size()) grow();
+  table_.insert_new(key, value);
+  ++size_;
 }
 
 bool IdMap::erase(uint32_t key) {
-  if (slots_.empty()) return false;
-  size_t i = home(key);
-  for (;; i = (i + 1) & mask_) {
-    if (slots_[i].value == kMissing) return false;
-    if (slots_[i].key == key) break;
+  if (old_.size) drain(kDrainBudget);
+  if (const size_t i = table_.index_of(key); i < table_.slots.size()) {
+    table_.erase_at(i);
+    --size_;
+    return true;
   }
-  // Backward-shift deletion: pull later members of the probe run into the hole when the hole
-  // lies between their home and their current place.
-  for (size_t j = (i + 1) & mask_;; j = (j + 1) & mask_) {
-    if (slots_[j].value == kMissing) break;
-    const size_t h = home(slots_[j].key);
-    const bool movable = (j > i) ? (h <= i || h > j) : (h <= i && h > j);
-    if (movable) {
-      slots_[i] = slots_[j];
-      i = j;
-    }
-  }
-  slots_[i].value = kMissing;
+  if (old_.size == 0) return false;
+  const size_t i = old_.index_of(key);
+  if (i == old_.slots.size()) return false;
+  old_.erase_at(i);
   --size_;
   return true;
 }
 
 void IdMap::clear() {
-  slots_.clear();
-  mask_ = 0;
+  table_ = Table{};
+  old_ = Table{};
+  drain_at_ = 0;
   size_ = 0;
 }
 
 void IdMap::reserve(size_t count) {
-  while (slots_.size() < count * 2) grow();
+  // At load time: everything at once.
+  drain(SIZE_MAX);
+  while (table_.slots.size() < count * 2) {
+    grow();
+    drain(SIZE_MAX);
+  }
 }
 
 void IdMap::grow() {
-  SlotVector<Slot> old = std::move(slots_);
-  const size_t capacity = old.empty() ? 16 : old.size() * 2;
-  slots_.assign(capacity, Slot{0, kMissing});
-  mask_ = capacity - 1;
-  size_ = 0;
-  for (const Slot& s : old)
-    if (s.value != kMissing) set(s.key, s.value);
+  // A drain still under way when the new table fills (not with kDrainBudget) finishes first.
+  drain(SIZE_MAX);
+  const size_t capacity = table_.slots.empty() ? 16 : table_.slots.size() * 2;
+  old_ = std::move(table_);
+  table_ = Table{};
+  table_.slots.assign_zeroed(capacity);
+  table_.mask = capacity - 1;
+  drain_at_ = 0;
+  if (old_.size == 0) old_ = Table{};
+}
+
+void IdMap::drain(size_t budget) {
+  while (old_.size && budget--) {
+    assert(drain_at_ < old_.slots.size());
+    const Slot s = old_.slots[drain_at_];
+    if (s.stored == 0) {
+      ++drain_at_;
+      continue;
+    }
+    // Erasing may pull a later entry of the run into this slot: look at it again.
+    old_.erase_at(drain_at_);
+    table_.insert_new(s.key, s.stored - 1);
+  }
+  if (old_.size == 0 && !old_.slots.empty()) {
+    old_ = Table{};
+    table_.slots.advise_huge_pages();  // now that its pages are all in (see assign_zeroed)
+  }
 }
 
 }  // namespace tprop

