@@ -27,5 +27,5 @@ void main() {
   ROTATION(slot) = d.rotation;
   SCALE(slot) = d.scale;
   DIRTY(slot) = pc.frame;
-  if (d.flags == 0u) WORLD(slot) = mat4(0.0);
+  if (d.flags == 0u) store_world(slot, mat4(0.0));
 }
