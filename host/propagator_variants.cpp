@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
 #include <cassert>
+#include <cstdio>
 #include <span>
 #include <string>
 
