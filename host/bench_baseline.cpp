@@ -56,13 +56,12 @@ void baseline_loop(const EntityStore& store, const DepthOrder& order,
   }
 }
 
-uint64_t frame_bytes(const EntityStore& store) {
-  constexpr uint64_t kLocalToWorldBytes = 64;
+uint64_t frame_bytes(const EntityStore& store, uint64_t local_to_world_bytes) {
   uint64_t bytes = 0;
   for (uint32_t slot = 0; slot < store.slot_capacity(); ++slot) {
     if (!store.alive_at(slot)) continue;
     const ComponentMask mask = store.mask_at(slot);
-    bytes += kLocalToWorldBytes;
+    bytes += local_to_world_bytes;
     if (mask & bit(Component::Translation)) bytes += sizeof(float3);
     if (mask & bit(Component::Rotation)) bytes += sizeof(quat);
     if (mask & bit(Component::Scale)) bytes += sizeof(float);

@@ -31,12 +31,13 @@ void baseline_loop(const EntityStore& store, const DepthOrder& order,
 // LocalToWorld once, counted per live entity as
 //   the input components it reads, at their size in the store (Translation 12, Rotation 16,
 //   Scale 4, NonUniformScale 12, the parent index 4 when it has a Parent), plus
-//   the 64-byte LocalToWorld it writes.
+//   the LocalToWorld it writes in the output's layout: `local_to_world_bytes`, 64 for a
+//   float4x4, 48 for OutputLayout::Affine3x4 (OutputBinding::stride).
 // The parent's LocalToWorld that a child reads is not counted (a cache, or registers along a
 // chain, hold it), nor is the upload (FrameStats::upload_bytes is reported on its own). A frame
 // counts the share of the scene it evaluated (FrameStats::evaluated_entities: none when nothing
 // changed, a work list, or the whole order; a whole-order pass that skips the unchanged on the
 // GPU moves less than this), so the full first frame is the throughput figure.
-uint64_t frame_bytes(const EntityStore& store);
+uint64_t frame_bytes(const EntityStore& store, uint64_t local_to_world_bytes);
 
 }  // namespace tprop::bench

@@ -178,7 +178,9 @@ Result<FrameRecord> SceneRunner::run_frame(FrameKind kind, EntityStore& store, u
   const DepthOrder order = sort_by_depth(store);
   // The share of the scene this frame evaluated: nothing when nothing changed, the work list,
   // or the whole order.
-  r.model_bytes = r.entities ? frame_bytes(store) * r.evaluated_entities / r.entities : 0;
+  r.model_bytes = r.entities ? frame_bytes(store, m.gpu->output().stride) *
+                                   r.evaluated_entities / r.entities
+                             : 0;
   // Sized (and its pages touched) before the clock starts: the loop is timed, not the kernel's
   // first-touch page faults.
   m.loop_world.resize(order.size());

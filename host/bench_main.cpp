@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     if (options.json) std::fputs(memory_json(device, records).c_str(), stdout);
     return kExitOk;
   }
-  if (!options.json) print_text_header(stdout, device);
+  if (!options.json) print_text_header(stdout, device, options.propagator.output_layout);
 
   std::vector<SceneRecord> records;
   for (const PlannedScene& plan : plan_scenes(options)) {

@@ -5,6 +5,7 @@
 
 #include "bench_scenes.h"
 #include "byte_count.h"
+#include "output_layout_arg.h"
 #include "scene_generators.h"
 
 namespace tprop::bench {
@@ -13,7 +14,7 @@ const char* const kUsage =
     "usage: tprop_bench [--sizes LIST] [--scenes LIST] [--seed N] [--validate] [--json]\n"
     "                   [--device NAME|INDEX] [--narrow-walk WALK] [--addressing A]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
-    "                   [--memory] [SPEC...]\n"
+    "                   [--output-layout 4x4|3x4] [--memory] [SPEC...]\n"
     "       tprop_bench --help\n"
     "\n"
     "The scoreboard of tprop's GPU path. For every scene it runs a full first frame, a frame\n"
@@ -43,6 +44,9 @@ const char* const kUsage =
     "                  array fits one binding) or addresses (buffer device addresses always)\n"
     "  --max-buffer-bytes B  the largest buffer, with K, M or G (powers of 1024): arrays\n"
     "                  beyond it are split into pieces (default: the device's limit)\n"
+    "  --output-layout L  4x4 (default: a float4x4 LocalToWorld, 64 bytes an entity) or 3x4\n"
+    "                  (its three affine rows, 48 bytes; PropagatorOptions::output_layout);\n"
+    "                  GB/s counts the bytes written in that layout\n"
     "  --memory        instead of frames, what one entity costs: the resident memory (RSS)\n"
     "                  that the store, a depth order and a Propagator with its first frame\n"
     "                  add, and the Propagator's device and staging buffers, counted\n"
@@ -157,6 +161,12 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       Result<uint64_t> bytes = parse_buffer_bytes(*v);
       if (!bytes) return bytes.error();
       o.propagator.max_buffer_bytes = *bytes;
+    } else if (a == "--output-layout") {
+      auto v = value();
+      if (!v) return v.error();
+      Result<OutputLayout> layout = parse_output_layout(*v);
+      if (!layout) return layout.error();
+      o.propagator.output_layout = *layout;
     } else if (a == "--addressing") {
       auto v = value();
       if (!v) return v.error();

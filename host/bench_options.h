@@ -22,7 +22,8 @@ struct BenchOptions {
   uint64_t seed = 1;
   std::string device;                 // --device NAME|INDEX; empty: TPROP_DEVICE, else the best
   PropagatorOptions propagator;       // --narrow-walk, --addressing, --max-buffer-bytes,
-                                      // --general-shaders, --no-subgroup-chains
+                                      // --general-shaders, --no-subgroup-chains,
+                                      // --output-layout
   bool validate = false;
   bool memory = false;                // --memory: what an entity costs, instead of frames
   bool json = false;

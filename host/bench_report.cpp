@@ -2,14 +2,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "output_layout_arg.h"
+
 namespace tprop::bench {
 
 namespace {
 
 const char* const kByteModel =
     "per entity: the input components it reads at their size in the store (Translation 12 B, "
-    "Rotation 16, Scale 4, NonUniformScale 12, parent index 4) plus the 64-byte LocalToWorld it "
-    "writes; GB/s = those bytes / GPU total time";
+    "Rotation 16, Scale 4, NonUniformScale 12, parent index 4) plus the LocalToWorld it writes "
+    "(64 bytes; 48 with --output-layout 3x4); GB/s = those bytes / GPU total time";
 
 double mib(uint64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
 
@@ -62,8 +64,9 @@ nlohmann::json frame_json(const FrameRecord& f) {
 
 }  // namespace
 
-void print_text_header(std::FILE* out, const std::string& device) {
-  std::fprintf(out, "device      %s\nbyte model  %s\n", device.c_str(), kByteModel);
+void print_text_header(std::FILE* out, const std::string& device, OutputLayout layout) {
+  std::fprintf(out, "device      %s\noutput      LocalToWorld %s\nbyte model  %s\n", device.c_str(),
+               output_layout_name(layout), kByteModel);
 }
 
 void print_text_scene(std::FILE* out, const SceneRecord& scene) {
@@ -102,6 +105,7 @@ std::string json_report(const std::string& device, const BenchOptions& options,
   doc["seed"] = options.seed;
   doc["validate"] = options.validate;
   doc["byte_model"] = kByteModel;
+  doc["output_layout"] = output_layout_name(options.propagator.output_layout);
   doc["scenes"] = nlohmann::json::array();
   for (const SceneRecord& s : scenes) {
     nlohmann::json frames = nlohmann::json::array();

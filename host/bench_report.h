@@ -22,7 +22,7 @@ struct SceneRecord {
 };
 
 // The lines before the first scene: the device and the byte model.
-void print_text_header(std::FILE* out, const std::string& device);
+void print_text_header(std::FILE* out, const std::string& device, OutputLayout layout);
 // The scene's line, then its table's header.
 void print_text_scene(std::FILE* out, const SceneRecord& scene);
 // One row of the table, as the frame finishes.

@@ -79,6 +79,13 @@ Status Propagator::update(EntityStore& store) {
     m.order.apply(store, changes.structural);
     st = m.incremental_pack(store, changes);
   }
+  // A scene the Affine3x4 output cannot hold: refused after packing (which counted what every
+  // entity carries) and before anything is recorded.
+  bool refused = false;
+  if (st) {
+    st = m.check_affine_output(store);
+    refused = !st;
+  }
   if (st) {
     m.choose_addressing();
     st = m.prepare_passes();  // the pipeline variants record() binds
@@ -93,8 +100,17 @@ Status Propagator::update(EntityStore& store) {
   if (!st) {
     m.packed = false;  // pack everything again next time
     m.order.clear();
-    // Statics marked as computed by this failed frame were not: compute every Static once more.
-    std::fill(m.static_valid.begin(), m.static_valid.end(), 0);
+    if (refused) {
+      // Packing completed, so the Statics this frame marked as computed are exactly the pending
+      // ones: those alone are computed again (as after an update() that was never recorded);
+      // the values frozen earlier stay.
+      for (uint32_t slot : m.pending_statics)
+        if (slot < m.side.size() && m.side[slot].static_index != kNoIndex)
+          m.static_valid[m.side[slot].static_index] = 0;
+    } else {
+      // Statics marked as computed by this failed frame were not: compute every Static again.
+      std::fill(m.static_valid.begin(), m.static_valid.end(), 0);
+    }
     m.full_upload = false;
     m.dirty_rare.clear();
     m.dirty_order.clear();
@@ -125,6 +141,8 @@ OutputBinding Propagator::output() const {
     out.address = m.world.device[0].address();
   }
   if (!m.output_pieces.empty()) out.range = m.output_pieces[0].range;
+  out.stride = m.world.stride;
+  out.layout = m.options.output_layout;
   out.pieces = m.output_pieces;
   out.slots_per_piece = uint32_t(1) << m.slot_shift;
   return out;

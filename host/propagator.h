@@ -41,28 +41,39 @@
 #include "gpu_timer.h"
 #include "level_order.h"
 #include "math.h"
+#include "output_layout.h"  // shaders/output_layout.h: gpu::Affine3x4, shared with GLSL
 #include "result.h"
 #include "vk_context.h"
 
 namespace tprop {
 
+// How LocalToWorld is laid out in the output buffers (shaders/output_layout.h, included above and
+// by GLSL): Float4x4 is one float4x4 per slot, column-major, 64 bytes; Affine3x4 is the matrix's
+// top three rows, each a float4 (gpu::Affine3x4), 48 bytes, the last row (0, 0, 0, 1) implied.
+// Affine3x4 moves a quarter fewer bytes, but holds only affine matrices: with it, update()
+// refuses a scene where an entity carries a matrix whose last row is not exactly (0, 0, 0, 1)
+// (PropagatorOptions::output_layout says which).
+enum class OutputLayout : uint8_t { Float4x4, Affine3x4 };
+
 // One buffer holding part of the LocalToWorld results: slots [first_slot, first_slot + slots),
-// slot first_slot + k at byte offset + k * 64 of `buffer` (device address address + offset +
-// k * 64).
+// slot first_slot + k at byte offset + k * stride of `buffer` (device address address + offset +
+// k * stride), stride OutputBinding::stride (64, or 48 for OutputLayout::Affine3x4).
 struct OutputPiece {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0;
-  VkDeviceSize range = 0;  // slots * 64
+  VkDeviceSize range = 0;  // slots * stride
   VkDeviceAddress address = 0;
   uint32_t first_slot = 0;
   uint32_t slots = 0;
 };
 
-// Where the LocalToWorld results live after the recorded commands: one float4x4 per store slot,
-// column-major, 64-byte stride: instance i is the entity store.id_at(i) while store.alive_at(i);
-// a slot without a live entity holds all zeros (a degenerate matrix: an instance drawn from it
-// collapses to a point). An entity keeps its slot for its whole life, so per-instance tables
-// built from slots stay valid until entities are created or destroyed.
+// Where the LocalToWorld results live after the recorded commands: one element per store slot in
+// `layout` (a float4x4, column-major, 64-byte stride; or with OutputLayout::Affine3x4 a
+// gpu::Affine3x4 of three rows, 48-byte stride; `stride` is the element size): instance i is the
+// entity store.id_at(i) while store.alive_at(i); a slot without a live entity holds all zeros (a
+// degenerate matrix: an instance drawn from it collapses to a point). An entity keeps its slot
+// for its whole life, so per-instance tables built from slots stay valid until entities are
+// created or destroyed.
 //
 // One buffer or several. `buffer`, `offset`, `range` and `address` describe the first piece,
 // which holds every slot (`range / stride` of them) whenever `pieces.size() <= 1`: a scene whose
@@ -88,7 +99,8 @@ struct OutputBinding {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0;
   VkDeviceSize range = 0;
-  VkDeviceSize stride = sizeof(float4x4);
+  VkDeviceSize stride = sizeof(float4x4);  // bytes an element: 64, or 48 for Affine3x4
+  OutputLayout layout = OutputLayout::Float4x4;
   VkDeviceAddress address = 0;
   VkPipelineStageFlags2 written_stage = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
   VkAccessFlags2 written_access = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
@@ -204,6 +216,13 @@ struct PropagatorOptions {
   // invocations and shuffle in compute shaders. `false`: the single invocation walks them too.
   // Tests use both.
   bool subgroup_chains = true;
+  // The layout of the LocalToWorld output (see OutputLayout). Affine3x4 writes 48 bytes an
+  // entity instead of 64 and every pass reads parents as 3 rows; update() then returns an error
+  // naming the first entity (lowest slot) that carries a matrix whose last row is not exactly
+  // (0, 0, 0, 1): a user-written LocalToWorld, LocalToParent, ParentScaleInverse,
+  // CompositeRotation or CompositeScale, used this frame or not. read_back() returns float4x4
+  // either way.
+  OutputLayout output_layout = OutputLayout::Float4x4;
 };
 
 class Propagator {
@@ -238,10 +257,11 @@ class Propagator {
   OutputBinding output() const;
   // The depth order of the last update(): levels, attached parents and level segments by slot.
   const LevelOrder& order() const;
-  // Copies LocalToWorld back, one per store slot (slot_capacity() of the last update()'s store;
-  // zeros where no entity lives), submitting and waiting on the context's queue once per piece
-  // (through one host-visible buffer of at most a piece's size). Call after the recorded frame
-  // has completed (run() guarantees it).
+  // Copies LocalToWorld back, one float4x4 per store slot (slot_capacity() of the last update()'s
+  // store; zeros where no entity lives; with OutputLayout::Affine3x4 the stored rows and a last
+  // row of (0, 0, 0, 1) for every slot the depth order holds), submitting and waiting on the
+  // context's queue once per piece (through one host-visible buffer of at most a piece's size).
+  // Call after the recorded frame has completed (run() guarantees it).
   Result<std::vector<float4x4>> read_back();
   // GPU times of the last recorded frame, once it has completed.
   Result<StageTimes> stage_times() const;

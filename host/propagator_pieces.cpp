@@ -53,11 +53,14 @@ void Propagator::Impl::init_array(Pieced& m, VkDeviceSize stride, const char* na
 }
 
 void Propagator::Impl::init_pieced_arrays() {
-  // The per-slot arrays split at the same slots, where a piece of LocalToWorld is full.
-  slot_shift = piece_shift(max_buffer_bytes, sizeof(float4x4));
+  // The per-slot arrays split at the same slots, where a piece of LocalToWorld is full (in its
+  // layout: 48-byte elements give the same power of two of slots as 64-byte ones under any
+  // power-of-two cap, a quarter fewer bytes a piece).
+  const VkDeviceSize world_stride = output_stride();
+  slot_shift = piece_shift(max_buffer_bytes, world_stride);
   for (int a = 0; a < kArrays; ++a)
     init_array(arrays[a], kStride[a], kArrayName[a], true, slot_shift);
-  init_array(world, sizeof(float4x4), "tprop.local_to_world", false, slot_shift);
+  init_array(world, world_stride, "tprop.local_to_world", false, slot_shift);
   init_array(dirty, sizeof(uint32_t), "tprop.dirty", false, slot_shift);
   init_array(rare, sizeof(gpu::RareRecord), "tprop.rare", true);
   init_array(deltas, sizeof(gpu::EntityDelta), "tprop.deltas", true);
@@ -248,7 +251,7 @@ void Propagator::Impl::describe_buffers() {
     piece.buffer = world.device[p].handle();
     piece.first_slot = world.first_of(p);
     piece.slots = std::min(world.size_of(p), slots - piece.first_slot);
-    piece.range = VkDeviceSize(piece.slots) * sizeof(float4x4);
+    piece.range = VkDeviceSize(piece.slots) * world.stride;
     piece.address = world.device[p].address();
     output_pieces.push_back(piece);
   }

@@ -156,7 +156,7 @@ void Propagator::record(VkCommandBuffer cmd) {
     scatter.count = m.delta_count + order_pairs;
     scatter.aux = m.delta_count;
     s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
-                           m.pipes.get(Pass::Scatter, m.addressing, 0));
+                           m.pipes.get(Pass::Scatter, m.addressing, m.output_features()));
     m.pipes.push(cmd, scatter);
     dispatch((scatter.count + gpu::kScatterGroupSize - 1) / gpu::kScatterGroupSize);
   }
@@ -264,7 +264,8 @@ Result<std::vector<float4x4>> Propagator::read_back() {
   if (n == 0 || !m.world) return out;
   // Piece by piece through one host-visible buffer the size of a piece (of the scene when it
   // is one piece): a submit each, so host-visible memory never holds more than one piece.
-  const VkDeviceSize most = VkDeviceSize(std::min(m.world.size_of(0), n)) * sizeof(float4x4);
+  const VkDeviceSize stride = m.world.stride;  // the output layout's (64 or 48)
+  const VkDeviceSize most = VkDeviceSize(std::min(m.world.size_of(0), n)) * stride;
   if (m.readback.size() < most) {
     m.readback.reset();  // before the next one: both might not fit
     auto b = Buffer::create(s, most, BufferKind::Readback, "tprop.readback");
@@ -273,8 +274,8 @@ Result<std::vector<float4x4>> Propagator::read_back() {
   }
   for (uint32_t p = 0; p < m.world.pieces() && m.world.first_of(p) < n; ++p) {
     const uint32_t first = m.world.first_of(p);
-    const VkDeviceSize bytes =
-        VkDeviceSize(std::min(m.world.size_of(p), n - first)) * sizeof(float4x4);
+    const uint32_t count = std::min(m.world.size_of(p), n - first);
+    const VkDeviceSize bytes = VkDeviceSize(count) * stride;
     if (Status st = m.begin_internal("the read-back"); !st) return st.error();
     begin_label(s, m.cmd, "tprop.read_back");
     barrier(s, m.cmd, kComputeWrite, kTransferRead);
@@ -284,7 +285,16 @@ Result<std::vector<float4x4>> Propagator::read_back() {
     end_label(s, m.cmd);
     if (Status st = m.submit_internal_and_wait("the read-back"); !st) return st.error();
     m.readback.invalidate();
-    std::memcpy(out.data() + first, m.readback.mapped(), bytes);
+    if (!m.affine_output()) {
+      std::memcpy(out.data() + first, m.readback.mapped(), bytes);
+      continue;
+    }
+    // Rows to a float4x4 with its last row (0, 0, 0, 1); a slot the order does not hold (no
+    // live entity) reads as zeros, as in the Float4x4 layout (its 48 bytes are zeros too).
+    const auto* rows = static_cast<const gpu::Affine3x4*>(m.readback.mapped());
+    for (uint32_t k = 0; k < count; ++k)
+      if (m.order.level_of(first + k) != LevelOrder::kNone)
+        out[first + k] = gpu::affine3x4_to_mat4(rows[k]);
   }
   return out;
 }

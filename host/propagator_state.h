@@ -252,6 +252,16 @@ struct Propagator::Impl {
     return rare.staged<gpu::RareRecord>(rare_index);
   }
 
+  // The output's element size and the pass-feature bit that selects its layout.
+  bool affine_output() const { return options.output_layout == OutputLayout::Affine3x4; }
+  VkDeviceSize output_stride() const {
+    return affine_output() ? gpu::kAffine3x4Bytes : gpu::kFloat4x4Bytes;
+  }
+  uint32_t output_features() const { return affine_output() ? gpu::kFeatureAffineOutput : 0u; }
+  // propagator_variants.cpp: with the Affine3x4 output, the error naming the first live entity
+  // that carries a matrix that is not affine (whose LocalToWorld the layout could not hold).
+  Status check_affine_output(const EntityStore& store) const;
+
   // The walk options.narrow_walk names, Auto resolved for this device.
   NarrowWalk narrow_walk() const {
     if (options.narrow_walk != NarrowWalk::Auto) return options.narrow_walk;

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <cstdio>
 #include <span>
+#include <string>
 
 namespace tprop {
 
@@ -17,6 +19,25 @@ namespace {
 
 bool affine(const float4x4& m) {
   return m[0][3] == 0.0f && m[1][3] == 0.0f && m[2][3] == 0.0f && m[3][3] == 1.0f;
+}
+
+// The first matrix of a rare record whose last row is not (0, 0, 0, 1) and its component's name,
+// or nullptr. Computed matrices (pivots, Euler angles, scales) are products of affine ones, so
+// only what the rules take as given can be found: user-written matrices, and a
+// CompositeRotation or CompositeScale kept as written (NOTES.md: one without source components).
+const float4x4* first_non_affine(const gpu::RareRecord& r, const char** name = nullptr) {
+  const std::pair<const float4x4*, const char*> all[] = {
+      {&r.composite_rotation, "CompositeRotation"},
+      {&r.composite_scale, "CompositeScale"},
+      {&r.user_parent_scale_inverse, "ParentScaleInverse"},
+      {&r.user_local_to_parent, "LocalToParent"},
+      {&r.user_local_to_world, "LocalToWorld"}};
+  for (const auto& [m, n] : all)
+    if (!affine(*m)) {
+      if (name) *name = n;
+      return m;
+    }
+  return nullptr;
 }
 
 // What one entity needs, from its packed flags (hierarchy/gpu_pack.cpp decides them) and its
@@ -36,15 +57,40 @@ uint32_t entity_features(const PackedEntity& e, bool attached, const gpu::RareRe
   if ((f & (kFlagUserWorld | kFlagUserLocal)) && (rare || (f & kComponents))) out |= kFeatureUser;
   if (f & (kFlagReadFrozen | kFlagStoreFrozen)) out |= kFeatureStatic;
   if (attached && (f & kFlagWorldFinal)) out |= kFeatureFinalTest;
-  // Any matrix of the record, used or not: a cheap over-approximation.
-  if (rare && !(affine(rare->composite_rotation) && affine(rare->composite_scale) &&
-                affine(rare->inverse_composite_scale) && affine(rare->user_parent_scale_inverse) &&
-                affine(rare->user_local_to_parent) && affine(rare->user_local_to_world)))
-    out |= kFeatureProjective;
+  // Any matrix of the record, used or not: a cheap over-approximation, and the rule the
+  // Affine3x4 output refuses by (check_affine_output). Not the inverse of the CompositeScale:
+  // it is affine exactly when the CompositeScale is (a last row (0, 0, 0, 1) times the inverse
+  // gives the inverse's last row), but glm::inverse rounds its [3][3] off 1 for about one
+  // affine matrix in seven (measured), and an entity carrying it is checked by its
+  // CompositeScale already.
+  if (rare && first_non_affine(*rare) != nullptr) out |= kFeatureProjective;
   return out;
 }
 
 }  // namespace
+
+Status Propagator::Impl::check_affine_output(const EntityStore& store) const {
+  constexpr uint32_t kProjectiveBit = std::countr_zero(gpu::kFeatureProjective);
+  if (!affine_output() || feature_entities[kProjectiveBit] == 0) return ok_status();
+  // The counts are exact for the live entities, so one of them carries it: the first by slot.
+  for (uint32_t slot = 0; slot < side.size(); ++slot) {
+    if (!(side[slot].features & gpu::kFeatureProjective) || side[slot].rare == gpu::kNoIndex)
+      continue;
+    const char* which = "";
+    const float4x4* found = first_non_affine(staged_rare(side[slot].rare), &which);
+    if (!found) continue;
+    const float4x4& m = *found;
+    char row[128];
+    std::snprintf(row, sizeof(row), "(%.9g, %.9g, %.9g, %.9g)", m[0][3], m[1][3], m[2][3],
+                  m[3][3]);
+    return Error{"entity " + std::to_string(store.id_at(slot)) + " carries a " + which +
+                 " whose last row is " + row +
+                 ", not (0, 0, 0, 1): its LocalToWorld cannot be written in the Affine3x4 "
+                 "output layout (OutputLayout::Float4x4 can)"};
+  }
+  assert(false && "a projective entity was counted but none was found");
+  return Error{"internal: a non-affine entity was counted but not found"};
+}
 
 void Propagator::Impl::reset_features() {
   for (SlotSide& e : side) e.features = 0;
@@ -148,6 +194,8 @@ void Propagator::Impl::trim_chains() {
 
 Status Propagator::Impl::prepare_passes() {
   trim_chains();
+  // The scatter clears dead slots' LocalToWorld in the output's layout.
+  if (Status st = pipes.prepare(Pass::Scatter, addressing, output_features()); !st) return st;
   const uint32_t scene = scene_features();
   // The Statics this frame computes freeze what it computes.
   if ((scene & gpu::kFeatureProjective) && !pending_statics.empty()) frozen_projective = true;
@@ -173,6 +221,7 @@ Status Propagator::Impl::prepare_passes() {
         f |= gpu::kFeatureFinalTest;
       if (!deeper) f &= ~gpu::kFeatureFinalTest;
     }
+    f |= output_features();  // the layout, specialized or not
     step.features = f;
     stats.pass_features |= f;
     if (step.kind == Step::Chain) ++stats.chain_steps;
@@ -208,7 +257,8 @@ Status Propagator::Impl::prepare_passes() {
   // re-parent frame's), which no step of a full frame needs.
   if (warm && !steps.empty()) {
     const uint32_t f =
-        (scene | gpu::kFeatureParents | gpu::kFeatureFinalTest) & ~gpu::kFeatureSkip;
+        ((scene | gpu::kFeatureParents | gpu::kFeatureFinalTest) & ~gpu::kFeatureSkip) |
+        output_features();
     const bool serial = narrow_walk() == NarrowWalk::SingleInvocation;
     if (Status st = pipes.prepare(serial ? Pass::Serial : Pass::Narrow, addressing, f); !st)
       return st;

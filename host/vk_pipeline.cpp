@@ -124,15 +124,16 @@ uint32_t ComputePipelines::relevant_features(Pass pass, uint32_t features) {
     case Pass::Serial:
     case Pass::Chain:
     case Pass::Bundle:
-      return features & kFeatureAll;
+      return features & (kFeatureAll | kFeatureAffineOutput);
     case Pass::JumpInit:
-      return features &
-             (kFeatureComposite | kFeatureUser | kFeatureStatic | kFeatureFinalTest | kFeatureProjective);
+      return features & (kFeatureComposite | kFeatureUser | kFeatureStatic | kFeatureFinalTest |
+                         kFeatureProjective | kFeatureAffineOutput);
     case Pass::JumpRound:
       return features & kFeatureProjective;
     case Pass::JumpWrite:
-      return features & (kFeatureStatic | kFeatureProjective);
+      return features & (kFeatureStatic | kFeatureProjective | kFeatureAffineOutput);
     case Pass::Scatter:
+      return features & kFeatureAffineOutput;  // its dead-slot clear
     case Pass::JumpIndex:
       return 0;
   }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "byte_count.h"
+#include "output_layout_arg.h"
 
 namespace tprop::cli {
 namespace {
@@ -137,6 +138,10 @@ Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
       Result<uint64_t> bytes = parse_buffer_bytes(w.value("--max-buffer-bytes"));
       if (!bytes) return bytes.error();
       o.max_buffer_bytes = *bytes;
+    } else if (w.is("--output-layout")) {
+      Result<OutputLayout> layout = parse_output_layout(w.value("--output-layout"));
+      if (!layout) return layout.error();
+      o.output_layout = *layout;
     } else if (w.arg() == "--validate" && w.is_option()) {
       o.validate = true;
     } else if (w.arg() == "--json" && w.is_option()) {
@@ -157,6 +162,10 @@ Result<RenderCommandOptions> parse_render_args(const std::vector<std::string>& a
   while (w.next()) {
     if (w.is("-h") || w.is("--help")) {
       o.help = true;
+    } else if (w.is("--output-layout")) {
+      Result<OutputLayout> layout = parse_output_layout(w.value("--output-layout"));
+      if (!layout) return layout.error();
+      o.output_layout = *layout;
     } else if (w.is("-o") || w.is("--output")) {
       const std::string name = w.arg().rfind("--output", 0) == 0 ? "--output" : "-o";
       const std::optional<std::string> v = w.value(name);

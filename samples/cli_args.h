@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "propagator.h"
 #include "result.h"
 
 namespace tprop::cli {
@@ -29,6 +30,7 @@ struct RunOptions {
   uint32_t frames = 0;     // --frames N: replay a world for N frames; 0: not given
   std::string save_world;  // --save-world DIR: write the world's streams and manifest there
   uint64_t max_buffer_bytes = 0;  // --max-buffer-bytes: PropagatorOptions' cap; 0: the device's
+  OutputLayout output_layout = OutputLayout::Float4x4;  // --output-layout 4x4|3x4 (GPU path)
   bool validate = false;
   bool json = false;
   bool help = false;
@@ -42,6 +44,7 @@ struct RenderCommandOptions {
   uint64_t seed = 1;
   std::optional<float> cube_size;  // --cube-size: each cube's half edge; unset: the sample's
   uint64_t max_buffer_bytes = 0;   // --max-buffer-bytes, as for run
+  OutputLayout output_layout = OutputLayout::Float4x4;  // --output-layout, as for run
   bool help = false;
 };
 

@@ -30,7 +30,8 @@ GpuBackend::~GpuBackend() {
 }
 
 Result<std::unique_ptr<GpuBackend>> GpuBackend::open(const std::string& device,
-                                                     uint64_t max_buffer_bytes) {
+                                                     uint64_t max_buffer_bytes,
+                                                     OutputLayout layout) {
   ContextOptions options;
   options.device = device;
   Result<VulkanContext> context = VulkanContext::create_headless(options);
@@ -38,7 +39,8 @@ Result<std::unique_ptr<GpuBackend>> GpuBackend::open(const std::string& device,
   auto impl = std::make_unique<Impl>();
   impl->context = std::make_unique<VulkanContext>(std::move(*context));
   Result<Propagator> propagator =
-      Propagator::create(*impl->context, {.max_buffer_bytes = max_buffer_bytes});
+      Propagator::create(*impl->context,
+                         {.max_buffer_bytes = max_buffer_bytes, .output_layout = layout});
   if (!propagator) {
     return Error{"setting up the GPU path on '" + impl->context->device_name() +
                  "' failed: " + propagator.error().message};
@@ -80,6 +82,7 @@ Result<Evaluation> GpuBackend::frame(EntityStore& store, bool read_back) {
 Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool validate,
                                                      const std::string& device,
                                                      uint64_t max_buffer_bytes,
+                                                     OutputLayout layout,
                                                      std::string& fallback) {
   // A --device the user named is binding: never a silent fallback, and checked even when no
   // device is opened.
@@ -88,7 +91,7 @@ Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool valid
       if (Status named = check_device_option(device); !named) return named.error();
     return std::unique_ptr<GpuBackend>();
   }
-  Result<std::unique_ptr<GpuBackend>> opened = GpuBackend::open(device, max_buffer_bytes);
+  Result<std::unique_ptr<GpuBackend>> opened = GpuBackend::open(device, max_buffer_bytes, layout);
   if (opened) return opened;
   if (backend == Backend::Gpu)
     return Error{"--backend gpu: no usable Vulkan device: " + opened.error().message};

@@ -31,9 +31,11 @@ class GpuBackend {
  public:
   // `device`: an index or a name substring; empty: TPROP_DEVICE, else the best device. The error
   // says why no device could be used.
-  // max_buffer_bytes: PropagatorOptions::max_buffer_bytes (0: the device's limit).
-  static Result<std::unique_ptr<GpuBackend>> open(const std::string& device,
-                                                  uint64_t max_buffer_bytes = 0);
+  // max_buffer_bytes, layout: PropagatorOptions::max_buffer_bytes (0: the device's limit) and
+  // output_layout (read-back gives float4x4 either way).
+  static Result<std::unique_ptr<GpuBackend>> open(
+      const std::string& device, uint64_t max_buffer_bytes = 0,
+      OutputLayout layout = OutputLayout::Float4x4);
   ~GpuBackend();
   std::string device_name() const;
 
@@ -56,6 +58,7 @@ class GpuBackend {
 Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool validate,
                                                      const std::string& device,
                                                      uint64_t max_buffer_bytes,
+                                                     OutputLayout layout,
                                                      std::string& fallback);
 
 // One frame on the CPU reference. With `bake` the whole frame protocol runs (take the changes,

@@ -41,7 +41,7 @@ Status check_writable(const std::string& path) {
 
 const char* render_usage() {
   return "usage: tprop render [SCENE] -o OUT.png [--size WxH] [--seed N] [--cube-size S]\n"
-         "                    [--max-buffer-bytes B]\n"
+         "                    [--max-buffer-bytes B] [--output-layout 4x4|3x4]\n"
          "\n"
          "Propagates SCENE (default: the bundled solar system) on the GPU and draws one cube\n"
          "per entity, scaled and oriented by its LocalToWorld, read straight from tprop's\n"
@@ -55,6 +55,8 @@ const char* render_usage() {
          "                 LocalToWorld scales it); default: the renderer sample's\n"
          "  --max-buffer-bytes B  tprop's largest buffer, as for `tprop run`: a smaller one\n"
          "                 splits the output into pieces, each drawn on its own\n"
+         "  --output-layout L  tprop's LocalToWorld as 4x4 (default) or 3x4 affine rows, as for\n"
+         "                 `tprop run`; the vertex shader reads either (the same image)\n"
          "  -h, --help     print this help\n"
          "\n"
          "The device is the first Vulkan device that does graphics and compute.\n"
@@ -92,6 +94,7 @@ int render_command(const std::vector<std::string>& args) {
   render_options.height = options.height;
   if (options.cube_size) render_options.half_size = *options.cube_size;
   render_options.max_buffer_bytes = options.max_buffer_bytes;
+  render_options.output_layout = options.output_layout;
   Result<sample::RenderedImage> image = sample::render_scene(*scene, render_options);
   progress.done();
   if (!image) return fail(image.error().message);

@@ -51,9 +51,11 @@ std::string default_scene() { return bundled_asset("solar_system.json"); }
 
 const char* run_usage() {
   return "usage: tprop run [SCENE] [--backend cpu|gpu|auto] [--seed N] [--dump FILE]\n"
-         "                 [--device NAME|INDEX] [--max-buffer-bytes B] [--validate] [--json]\n"
+         "                 [--device NAME|INDEX] [--max-buffer-bytes B] [--output-layout L]\n"
+         "                 [--validate] [--json]\n"
          "       tprop run WORLD [--frames N] [--save-world DIR] [--dump FILE] [--backend ...]\n"
-         "                 [--seed N] [--device ...] [--max-buffer-bytes B] [--validate] [--json]\n"
+         "                 [--seed N] [--device ...] [--max-buffer-bytes B] [--output-layout L]\n"
+         "                 [--validate] [--json]\n"
          "\n"
          "Loads SCENE (default: the bundled solar system), computes every entity's\n"
          "LocalToWorld once and prints a summary: entities, roots, levels, cycles broken,\n"
@@ -79,6 +81,11 @@ const char* run_usage() {
          "  --max-buffer-bytes B  the GPU path's largest buffer (K, M, G suffixes; at least\n"
          "                      16K): larger arrays are split into pieces (default: the\n"
          "                      device's maxMemoryAllocationSize)\n"
+         "  --output-layout L   the GPU path's LocalToWorld buffer: 4x4 (default, a float4x4,\n"
+         "                      64 bytes an entity) or 3x4 (its three affine rows, 48 bytes);\n"
+         "                      3x4 fails (exit 1, naming the entity) on a scene with a matrix\n"
+         "                      whose last row is not (0, 0, 0, 1); results, dumps and\n"
+         "                      --validate are the same either way\n"
          "  --validate          run both backends and print the largest difference of the GPU\n"
          "                      from the CPU reference, in units of the tolerance (16 float\n"
          "                      ulps per hierarchy level, relative to the matrix's magnitude;\n"
@@ -138,7 +145,7 @@ int run_command(const std::vector<std::string>& args) {
   progress.phase("opening the Vulkan device");
   Result<std::unique_ptr<GpuBackend>> opened =
       open_gpu_for_run(options.backend, options.validate, options.device,
-                       options.max_buffer_bytes, report.fallback);
+                       options.max_buffer_bytes, options.output_layout, report.fallback);
   progress.done();
   if (!opened) return fail(progress, opened.error().message);
   std::unique_ptr<GpuBackend> gpu = std::move(*opened);

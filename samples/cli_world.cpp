@@ -270,7 +270,7 @@ int run_world(const RunOptions& options, const std::string& input) {
 
   Result<std::unique_ptr<GpuBackend>> opened =
       open_gpu_for_run(options.backend, options.validate, options.device,
-                       options.max_buffer_bytes, report.fallback);
+                       options.max_buffer_bytes, options.output_layout, report.fallback);
   if (!opened) return fail(opened.error().message);
   std::unique_ptr<GpuBackend> gpu = std::move(*opened);
   const bool on_gpu = options.backend != Backend::Cpu && gpu;

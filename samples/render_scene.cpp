@@ -315,7 +315,8 @@ Result<RenderedImage> render_scene(Scene& scene, const RenderOptions& options) {
   Result<VulkanContext> context = VulkanContext::adopt(adopt);
   if (!context) return context.error();
   Result<Propagator> propagator =
-      Propagator::create(*context, {.max_buffer_bytes = options.max_buffer_bytes});
+      Propagator::create(*context, {.max_buffer_bytes = options.max_buffer_bytes,
+                                    .output_layout = options.output_layout});
   if (!propagator) return propagator.error();
   if (Status s = propagator->update(scene.store); !s) return s.error();
 
@@ -400,6 +401,7 @@ Result<RenderedImage> render_scene(Scene& scene, const RenderOptions& options) {
   const Framing framing = frame_points(positions, float(w) / float(h));
   push.view_proj = framing.view_proj;
   push.half_size = options.half_size;
+  push.affine = out.layout == OutputLayout::Affine3x4 ? 1u : 0u;
   // One draw per piece of the output (one piece unless the scene outgrew a buffer), each
   // "binding" its piece by address; firstInstance = the piece's first slot keeps
   // gl_InstanceIndex the store slot, so colours follow slots whatever the pieces.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "math.h"
+#include "propagator.h"
 #include "result.h"
 #include "scene.h"
 
@@ -25,6 +26,8 @@ struct RenderOptions {
   // PropagatorOptions::max_buffer_bytes: 0 the device's limit; lower, the output in several
   // pieces, each drawn on its own.
   uint64_t max_buffer_bytes = 0;
+  // PropagatorOptions::output_layout: the vertex shader reads either (the same image).
+  OutputLayout output_layout = OutputLayout::Float4x4;
 };
 
 struct RenderedImage {

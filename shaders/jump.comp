@@ -124,7 +124,7 @@ void main() {
     return;
   }
   mat4 m = load_matrix(pc.aux, i);
-  WORLD(slot) = m;
+  store_world(slot, m);
   if (kStatic && (FLAGS(slot) & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = m;
   DIRTY(slot) = frame_number();
 #endif

@@ -8,10 +8,7 @@
 #ifndef TPROP_LOCAL_MATRIX_GLSL
 #define TPROP_LOCAL_MATRIX_GLSL
 
-#include "pass_features.h"
-
-// All bits by default: the general shader. The host always specializes it.
-layout(constant_id = TPROP_SPEC_PASS_FEATURES) const uint kPassFeatures = 0xffffffffu;
+// kPassFeatures, the specialization constant, is declared in scene_access.glsl.
 const bool kComposite = (kPassFeatures & kFeatureComposite) != 0u;
 const bool kUser = (kPassFeatures & kFeatureUser) != 0u;
 const bool kStatic = (kPassFeatures & kFeatureStatic) != 0u;
@@ -116,8 +113,10 @@ mat4 affine_product(mat4 a, mat4 b) {
 }
 
 // LocalToWorld[slot]: without kFeatureProjective every matrix is affine, so it is read as its 3
-// rows (48 bytes instead of 64) and the last row is known.
+// rows (48 bytes instead of 64) and the last row is known. In the Affine3x4 output those rows are
+// all there is (the host refuses a scene that is not affine with it).
 mat4 load_world(uint slot) {
+  if (kAffineOutput) return affine3x4_to_mat4(WORLD_AFFINE(slot));
   if (kProjective) return WORLD(slot);
 #ifdef TPROP_DESCRIPTORS
   return mat4(vec4(WORLD(slot)[0].xyz, 0.0), vec4(WORLD(slot)[1].xyz, 0.0),

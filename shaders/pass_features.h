@@ -46,6 +46,11 @@ TPROP_CONST kFeatureSkip = 1u << 5u;
 // pointer jumping keeps 3x4 matrices.
 TPROP_CONST kFeatureProjective = 1u << 6u;
 TPROP_CONST kFeatureAll = (1u << 7u) - 1u;
+// Not a rule but the output's layout (output_layout.h): LocalToWorld is written, and parents are
+// read, as Affine3x4 rows (48 bytes) instead of a mat4. Set from
+// PropagatorOptions::output_layout on every pass that touches LocalToWorld, the scatter's
+// dead-slot clear included; outside kFeatureAll, so the general shader keeps the layout asked for.
+TPROP_CONST kFeatureAffineOutput = 1u << 7u;
 
 #ifdef __cplusplus
 }  // namespace tprop::gpu

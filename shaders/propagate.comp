@@ -51,7 +51,7 @@ void evaluate(uint slot) {
   // The reference's product: LocalToWorld[parent] * local. Without kFeatureFinalTest every
   // entity of a dispatch with parents multiplies (pass_features.h).
   if (kParents && (!kFinalTest || (f & kFlagWorldFinal) == 0u)) m = parent_times(PARENT(slot), m);
-  WORLD(slot) = m;
+  store_world(slot, m);
   if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = m;
 }
 
@@ -134,7 +134,7 @@ void main() {
     mat4 world = final ? prefix : product(carry, prefix);
     carry = shuffle(world, TPROP_NARROW_GROUP_SIZE - 1u);
     if (here) {
-      WORLD(slot) = world;
+      store_world(slot, world);
       if (skipping) DIRTY(slot) = pc.frame;
       if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = world;
     }
@@ -167,7 +167,7 @@ void main() {
       uint f = kReadsFlags ? FLAGS(slot) : 0u;
       mat4 m = own_matrix(slot, f);
       if (!kFinalTest || (f & kFlagWorldFinal) == 0u) m = product(carry, m);
-      WORLD(slot) = m;
+      store_world(slot, m);
       if (skipping) DIRTY(slot) = pc.frame;
       if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = m;
       carry = m;

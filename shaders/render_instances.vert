@@ -6,9 +6,14 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
 #include "render_layout.h"
+#include "output_layout.h"
 
+// The output in either layout (output_layout.h), as PropagatorOptions::output_layout chose.
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Matrices {
   mat4 m[];
+};
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer AffineRows {
+  Affine3x4 a[];
 };
 layout(push_constant, std430) uniform Push { RenderPush pc; };
 
@@ -24,7 +29,9 @@ const vec3 kNormals[6] = vec3[](vec3(0, 0, -1), vec3(0, 0, 1), vec3(0, -1, 0), v
                                 vec3(1, 0, 0), vec3(-1, 0, 0));
 
 void main() {
-  mat4 model = Matrices(pc.local_to_world).m[gl_InstanceIndex - pc.first_slot];
+  uint i = gl_InstanceIndex - pc.first_slot;
+  mat4 model = pc.affine != 0u ? affine3x4_to_mat4(AffineRows(pc.local_to_world).a[i])
+                               : Matrices(pc.local_to_world).m[i];
   vec3 corner = kCorners[kIndices[gl_VertexIndex]] * pc.half_size;
   gl_Position = pc.view_proj * (model * vec4(corner, 1.0));
   // Shading only: mat3(model) is close enough to the normal matrix for a gizmo.

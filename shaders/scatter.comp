@@ -29,5 +29,5 @@ void main() {
   PARENT(slot) = d.parent;
   RARE_INDEX(slot) = d.rare_index;
   STATIC_INDEX(slot) = d.static_index;
-  if (d.flags == 0u) WORLD(slot) = mat4(0.0);
+  if (d.flags == 0u) store_world(slot, mat4(0.0));
 }

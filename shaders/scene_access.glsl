@@ -1,6 +1,7 @@
 // GLSL side of scene_layout.h: how the passes reach the scene's arrays, as function-like macros
-// (FLAGS(slot), WORLD(slot) = m, RARE(r).composite_scale, ...; each names an element, read or
-// written) so that each pass is written once and built in two variants:
+// (FLAGS(slot), DIRTY(slot) = frame, RARE(r).composite_scale, ...; each names an element, read or
+// written; LocalToWorld is written through store_world(), which follows the output's layout) so
+// that each pass is written once and built in two variants:
 //  - default: buffer device addresses, through each array's piece table (scene_layout.h): an
 //    array may span any number of buffers, so any scene that fits in memory works, past
 //    maxStorageBufferRange and past maxMemoryAllocationSize;
@@ -15,6 +16,14 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
 #include "scene_layout.h"
+#include "output_layout.h"
+#include "pass_features.h"
+
+// What a pass is specialized for (pass_features.h). All bits by default: the general shader;
+// the host always specializes it. Declared here, not in local_matrix.glsl, because the scatter
+// needs the output layout too.
+layout(constant_id = TPROP_SPEC_PASS_FEATURES) const uint kPassFeatures = 0xffffffffu;
+const bool kAffineOutput = (kPassFeatures & kFeatureAffineOutput) != 0u;
 
 // The narrow pass reads what other invocations of its own workgroup wrote a level earlier (world
 // and dirty marks), hence coherent there; elsewhere dispatch boundaries order everything.
@@ -38,6 +47,10 @@ layout(std430, set = 0, binding = 6) buffer StaticIndexBuffer { uint v[]; } b_st
 layout(std430, set = 0, binding = 7) buffer RareBuffer { RareRecord v[]; } b_rare;
 layout(std430, set = 0, binding = 8) buffer FrozenBuffer { mat4 v[]; } b_frozen;
 layout(std430, set = 0, binding = 9) TPROP_MAT4_COHERENCE buffer WorldBuffer { mat4 v[]; } b_world;
+// The same binding seen in the Affine3x4 layout: each variant uses one of the two.
+layout(std430, set = 0, binding = 9) TPROP_MAT4_COHERENCE buffer WorldAffineBuffer {
+  Affine3x4 v[];
+} b_world_affine;
 layout(std430, set = 0, binding = 10) buffer LevelBuffer { uvec2 v[]; } b_levels;
 layout(std430, set = 0, binding = 11) buffer DeltaBuffer { EntityDelta v[]; } b_deltas;
 layout(std430, set = 0, binding = 12) buffer ListBuffer { uint v[]; } b_list;
@@ -53,6 +66,7 @@ layout(std430, set = 0, binding = 13) TPROP_MAT4_COHERENCE buffer DirtyBuffer { 
 #define RARE(i) b_rare.v[i]
 #define FROZEN(i) b_frozen.v[i]
 #define WORLD(i) b_world.v[i]
+#define WORLD_AFFINE(i) b_world_affine.v[i]
 #define LEVELS(i) b_levels.v[i]
 #define DELTAS(i) b_deltas.v[i]
 #define LIST(i) b_list.v[i]
@@ -79,6 +93,8 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer RareElement
 };
 layout(buffer_reference, std430, buffer_reference_align = 16) TPROP_MAT4_COHERENCE buffer
 Mat4Element { mat4 v; };
+layout(buffer_reference, std430, buffer_reference_align = 16) TPROP_MAT4_COHERENCE buffer
+AffineElement { Affine3x4 v; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer DeltaElement {
   EntityDelta v;
 };
@@ -101,12 +117,23 @@ uint64_t element_address(uint64_t table, uint i, uint stride) {
 #define RARE(i) RareElement(element_address(pc.rare, (i), kRareRecordBytes)).v
 #define FROZEN(i) Mat4Element(element_address(pc.frozen, (i), 64u)).v
 #define WORLD(i) Mat4Element(element_address(pc.local_to_world, (i), 64u)).v
+#define WORLD_AFFINE(i) \
+  AffineElement(element_address(pc.local_to_world, (i), kAffine3x4Bytes)).v
 #define LEVELS(i) Uvec2Element(element_address(pc.levels, (i), 8u)).v
 #define DELTAS(i) DeltaElement(element_address(pc.deltas, (i), kEntityDeltaBytes)).v
 #define LIST(i) UintElement(element_address(pc.list, (i), 4u)).v
 #define DIRTY(i) DirtyElement(element_address(pc.dirty, (i), 4u)).v
 
 #endif
+
+// Writes LocalToWorld[slot] in the output's layout (an affine m: its last row is not stored).
+void store_world(uint slot, mat4 m) {
+  if (kAffineOutput) {
+    WORLD_AFFINE(slot) = to_affine3x4(m);
+  } else {
+    WORLD(slot) = m;
+  }
+}
 
 // The flat invocation index of a 2D grid of workgroups (the x dimension is capped at
 // kMaxGroupsPerDimension groups, more rows go to y).

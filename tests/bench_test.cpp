@@ -57,6 +57,7 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--sizes 1k gen:flat:10", "SPECs replace --sizes and --scenes"},
       {"--max-buffer-bytes 100", "at least 16K (K, M and G suffixes: powers of 1024), got '100'"},
       {"--addressing nope", "'nope' is not auto or addresses"},
+      {"--output-layout 3x3", "--output-layout needs 4x4"},
   };
   for (const auto& [args, message] : cases) {
     const Outcome o = run_bench(args);
@@ -140,6 +141,28 @@ TEST(Bench, SmallValidatedRunCoversEverySceneAndFrameKind) {
   EXPECT_EQ(by_kind.at("flat").at("frames")[0].at("model_bytes"), 2000 * (12 + 16 + 4 + 64));
   EXPECT_EQ(by_kind.at("chain").at("frames")[0].at("model_bytes"),
             2000 * (12 + 16 + 64) + 1999 * 4);
+}
+
+// --output-layout 3x4: every frame still validates, and the byte model counts the 48 bytes a
+// LocalToWorld then takes instead of 64.
+TEST(Bench, TheAffineOutputLayoutValidatesAndCounts48WrittenBytes) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const nlohmann::json doc =
+      bench_json("--sizes 2k --scenes flat,chain,mixed --validate --output-layout 3x4");
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(doc.at("output_layout"), "3x4");
+  std::map<std::string, nlohmann::json> by_kind;
+  for (const auto& scene : doc.at("scenes")) by_kind[scene.at("kind")] = scene;
+  ASSERT_EQ(by_kind.size(), 3u);
+  for (const auto& [kind, scene] : by_kind)
+    for (const auto& f : scene.at("frames")) {
+      SCOPED_TRACE(kind + " " + f.at("frame").get<std::string>());
+      EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
+    }
+  EXPECT_EQ(by_kind.at("flat").at("frames")[0].at("model_bytes"), 2000 * (12 + 16 + 4 + 48));
+  EXPECT_EQ(by_kind.at("chain").at("frames")[0].at("model_bytes"),
+            2000 * (12 + 16 + 48) + 1999 * 4);
+  EXPECT_EQ(bench_json("--sizes 2k --scenes flat").at("output_layout"), "4x4");
 }
 
 TEST(Bench, TextReportNamesEveryFrameOfTheScene) {

@@ -103,6 +103,42 @@ TEST(CliGpu, ValidateSucceedsWithTheArraysInPieces) {
   }
 }
 
+// --output-layout 3x4: the GPU path writes three affine rows an entity; --validate and the dump
+// read them back as the same float4x4 the CPU reference gives.
+TEST(CliGpu, TheAffineOutputLayoutValidatesAndDumpsTheSameMatrices) {
+  REQUIRE_DEVICE_OR_SKIP();
+  for (const std::string& input :
+       {std::string(), std::string("gen:mixed:3000 --max-buffer-bytes 16K"),
+        std::string("gen:dclworld:3:2 --frames 3")}) {
+    const Outcome o = run_tprop("run " + input + " --validate --output-layout 3x4");
+    EXPECT_EQ(o.exit_code, 0) << input << ": " << o.err;
+    EXPECT_CONTAINS(o.out, ": within tolerance (16 ulps per level");
+  }
+  const std::string rows = temp_path("layout_3x4.json"), full = temp_path("layout_4x4.json");
+  ASSERT_EQ(run_tprop("run gen:forest:500 --backend gpu --output-layout 3x4 --dump " + rows)
+                .exit_code, 0);
+  ASSERT_EQ(run_tprop("run gen:forest:500 --backend gpu --dump " + full).exit_code, 0);
+  EXPECT_EQ(read_text(rows), read_text(full)) << "the same products, bit for bit";
+}
+
+// A matrix whose last row is not (0, 0, 0, 1) cannot be written as three rows: exit 1 naming
+// the entity; a layout other than 4x4 or 3x4 is a usage error.
+TEST(CliGpu, TheAffineOutputLayoutRefusesANonAffineSceneNamingTheEntity) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const std::string scene = temp_path("projective.json");
+  write_file(scene,
+             R"({"entities": [{"id": 1, "Translation": [1, 2, 3]},
+                {"id": 7, "parent": 1,
+                 "LocalToParent": [1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]}]})");
+  const Outcome refused = run_tprop("run " + scene + " --backend gpu --output-layout 3x4");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_CONTAINS(refused.err, "entity 7 carries a LocalToParent whose last row is (0.5, 0, 0, 1)");
+  EXPECT_EQ(run_tprop("run " + scene + " --backend gpu").exit_code, 0);
+  const Outcome usage = run_tprop("run " + scene + " --output-layout 4x3");
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_CONTAINS(usage.err, "--output-layout needs 4x4");
+}
+
 TEST(CliGpu, JsonReportIsOneObjectWithTheSummaryAndGpuTimes) {
   REQUIRE_DEVICE_OR_SKIP();
   const Outcome o = run_tprop("run gen:chain:20 --backend gpu --validate --json");

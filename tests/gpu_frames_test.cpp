@@ -17,43 +17,6 @@ struct Strategy {
 
 class GpuFrames : public GpuTest, public ::testing::WithParamInterface<Strategy> {};
 
-// One frame of random edits; returns how many entities were created so far (ids 0..next-1).
-EntityId edit_frame(EntityStore& store, EntityId next, ValueSource& v) {
-  auto any = [&] { return static_cast<EntityId>(v.below(next + next / 16)); };  // some unknown
-  for (uint32_t k = v.below(40); k > 0; --k) {
-    const EntityId e = any();
-    store.set_translation(e, v.vec(5));
-    if (k % 4 == 0) add_features(store, e, random_features(v) & ~(kStatic | kOverride), v);
-  }
-  for (uint32_t k = v.below(8); k > 0; --k) {
-    const EntityId e = next++;
-    store.create(e);
-    add_features(store, e, random_features(v) & ~kOverride, v);
-    if (v.below(4)) store.set_parent(e, any());
-  }
-  for (uint32_t k = v.below(6); k > 0; --k) store.destroy(any());
-  for (uint32_t k = v.below(6); k > 0; --k) store.set_parent(any(), any());  // cycles too
-  if (v.below(4) == 0) store.set_parent(any(), any());
-  for (uint32_t k = v.below(3); k > 0; --k) store.remove(any(), Component::Parent);
-  for (uint32_t k = v.below(3); k > 0; --k) {
-    const EntityId e = any();
-    if (store.has(e, Component::Static)) {
-      store.remove(e, Component::Static);
-    } else {
-      store.add(e, Component::Static);
-    }
-  }
-  if (v.below(5) == 0) {
-    const EntityId e = any();
-    if (store.has(e, Component::WriteGroupOverride)) {
-      store.remove(e, Component::WriteGroupOverride);
-    } else {
-      store.add(e, Component::WriteGroupOverride);
-    }
-  }
-  return next;
-}
-
 TEST_P(GpuFrames, EveryFrameOfMixedEditsMatchesTheReference) {
   EntityStore store;
   ValueSource v(31);
@@ -67,7 +30,7 @@ TEST_P(GpuFrames, EveryFrameOfMixedEditsMatchesTheReference) {
   for (int frame = 1; frame <= 300; ++frame) {
     // Two frames in ten without edits: the first still bakes the Statics new in the frame
     // before it, the second has nothing at all to do.
-    if (frame % 10 >= 2) next = edit_frame(store, next, v);
+    if (frame % 10 >= 2) next = mixed_edit_frame(store, next, v);
     // Besides what random re-parents make: a 3-cycle of new entities every 25 frames, with a
     // child below it, resolved 9 frames later.
     if (frame % 25 == 3) {

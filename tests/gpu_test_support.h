@@ -257,6 +257,45 @@ inline void build_random_scene(EntityStore& store, uint32_t n, uint32_t max_dept
   }
 }
 
+// One frame of random edits of every kind (values, spawns, despawns, re-parents, cycles,
+// unknown parents, Static and override toggles); returns how many entities were created so far
+// (ids 0..next-1).
+inline EntityId mixed_edit_frame(EntityStore& store, EntityId next, ValueSource& v) {
+  auto any = [&] { return static_cast<EntityId>(v.below(next + next / 16)); };  // some unknown
+  for (uint32_t k = v.below(40); k > 0; --k) {
+    const EntityId e = any();
+    store.set_translation(e, v.vec(5));
+    if (k % 4 == 0) add_features(store, e, random_features(v) & ~(kStatic | kOverride), v);
+  }
+  for (uint32_t k = v.below(8); k > 0; --k) {
+    const EntityId e = next++;
+    store.create(e);
+    add_features(store, e, random_features(v) & ~kOverride, v);
+    if (v.below(4)) store.set_parent(e, any());
+  }
+  for (uint32_t k = v.below(6); k > 0; --k) store.destroy(any());
+  for (uint32_t k = v.below(6); k > 0; --k) store.set_parent(any(), any());  // cycles too
+  if (v.below(4) == 0) store.set_parent(any(), any());
+  for (uint32_t k = v.below(3); k > 0; --k) store.remove(any(), Component::Parent);
+  for (uint32_t k = v.below(3); k > 0; --k) {
+    const EntityId e = any();
+    if (store.has(e, Component::Static)) {
+      store.remove(e, Component::Static);
+    } else {
+      store.add(e, Component::Static);
+    }
+  }
+  if (v.below(5) == 0) {
+    const EntityId e = any();
+    if (store.has(e, Component::WriteGroupOverride)) {
+      store.remove(e, Component::WriteGroupOverride);
+    } else {
+      store.add(e, Component::WriteGroupOverride);
+    }
+  }
+  return next;
+}
+
 inline Propagator make_propagator(VulkanContext& ctx, const PropagatorOptions& options = {}) {
   auto p = Propagator::create(ctx, options);
   if (!p) {

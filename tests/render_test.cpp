@@ -120,5 +120,38 @@ TEST(RenderSample, AnOutputInPiecesDrawsTheSameImageAsOneBuffer) {
   EXPECT_EQ(differing, 0u);
 }
 
+// The vertex shader reads the Affine3x4 output (three rows an instance) into the same matrices
+// as the float4x4 one, in one buffer and in pieces: the same pixels.
+TEST(RenderSample, AnAffineOutputDrawsTheSameImageAsAFloat4x4One) {
+  sample::RenderOptions options;
+  options.width = 240;
+  options.height = 160;
+  Result<Scene> full = load_scene("gen:forest:1500:4", 9);
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  Result<sample::RenderedImage> reference = sample::render_scene(*full, options);
+  if (!reference) {
+    if (gpu_required()) FAIL() << "TPROP_REQUIRE_GPU=1 but rendering failed: " << reference.error().message;
+    GTEST_SKIP() << "no Vulkan device to render on: " << reference.error().message;
+  }
+  options.output_layout = OutputLayout::Affine3x4;
+  for (uint64_t max_buffer_bytes : {uint64_t(0), uint64_t(16384)}) {
+    SCOPED_TRACE(max_buffer_bytes ? "in pieces" : "one buffer");
+    options.max_buffer_bytes = max_buffer_bytes;
+    Result<Scene> scene = load_scene("gen:forest:1500:4", 9);
+    ASSERT_TRUE(scene.ok());
+    Result<sample::RenderedImage> rows = sample::render_scene(*scene, options);
+    ASSERT_TRUE(rows.ok()) << rows.error().message;
+    ASSERT_EQ(rows->rgba.size(), reference->rgba.size());
+    size_t drawn = 0, differing = 0;
+    for (size_t px = 0; px < reference->rgba.size() / 4; ++px) {
+      const sample::RenderedImage& r = *reference;
+      drawn += !is_background(r, Pixel{int(px % r.width), int(px / r.width), true});
+      differing += std::memcmp(&r.rgba[4 * px], &rows->rgba[4 * px], 4) != 0;
+    }
+    EXPECT_GT(drawn, 1000u) << "the forest covers part of the image";
+    EXPECT_EQ(differing, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace tprop
