@@ -258,7 +258,7 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
 void DclWorld::release(SceneData& sc, uint16_t number) {
   if (sc.numbers[number].flags & kOnCycle) dissolve_cycle(sc, number);
   const EntityId id = sc.id(number);
-  for (EntityId child : store_.children(id)) store_.set_parent(child, sc.root());
+  store_.move_children(id, sc.root());
   store_.destroy(id);
   sc.numbers[number].flags = 0;
   sc.numbers[number].parent = kDclRootEntity;
@@ -321,7 +321,7 @@ void DclWorld::find_cycle(SceneData& sc, uint16_t start) {
         NumberRecord& r = sc.numbers[*it];
         r.flags |= kOnCycle;
         r.cycle_next = std::next(it) == sc.path.end() ? next : *std::next(it);
-        store_.set_parent(sc.id(*it), sc.root());
+        store_.set_parent_at(r.slot, sc.root());
       }
       return;
     }
@@ -341,7 +341,7 @@ void DclWorld::settle(SceneData& sc) {
     sc.recheck.pop_back();
     if (!(sc.numbers[n].flags & kHeld)) continue;
     if (!(sc.numbers[n].flags & kOnCycle)) find_cycle(sc, n);
-    store_.set_parent(sc.id(n), effective_parent(sc, n));
+    store_.set_parent_at(sc.numbers[n].slot, effective_parent(sc, n));
   }
 }
 

@@ -71,6 +71,11 @@ class EntityStore {
   // A user-written matrix value.
   bool set_matrix(EntityId e, MatrixComponent m, const float4x4& value);
   bool set_parent(EntityId e, EntityId parent);
+  // The same at a live slot, for callers that keep their entities' slots (no id look-up).
+  void set_parent_at(uint32_t slot, EntityId parent);
+  // Every entity whose Parent names `from` gets Parent `to` instead, as set_parent would do one
+  // by one, without listing them first.
+  void move_children(EntityId from, EntityId to);
   // A whole local transform at a live slot, for ingest paths that find an entity's slot once a
   // message rather than once a setter (a Decentraland Transform message): Translation,
   // Rotation and Scale, removing NonUniformScale; or, with a float3 scale, NonUniformScale,
