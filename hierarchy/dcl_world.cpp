@@ -188,6 +188,23 @@ Status DclWorld::feed(SceneId s, std::span<const uint8_t> bytes) {
   return st;
 }
 
+std::vector<Status> DclWorld::feed(std::span<const Chunk> chunks) {
+  std::vector<Status> out;
+  out.reserve(chunks.size());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i + 1 < chunks.size()) {
+      // The next scene's record and first bytes, a chain of misses otherwise paid one after
+      // the other at its start.
+      const Chunk& next = chunks[i + 1];
+      const char* data = reinterpret_cast<const char*>(&scene(next.scene));
+      for (size_t at = 0; at < sizeof(SceneData); at += 64) __builtin_prefetch(data + at);
+      if (!next.bytes.empty()) __builtin_prefetch(next.bytes.data());
+    }
+    out.push_back(feed(chunks[i].scene, chunks[i].bytes));
+  }
+  return out;
+}
+
 Status DclWorld::finish(SceneId s) const {
   const SceneData& sc = scene(s);
   Status st = sc.reader.finish();
