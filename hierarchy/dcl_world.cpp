@@ -141,6 +141,20 @@ CrdtApplyResult DclWorld::apply(SceneId s, const CrdtMessage& m) {
 
 void DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
   const CrdtApplyResult r = sc.state.apply(m);
+  // Most messages move a held entity under the parent it has: what sync() would do then is
+  // only to write the values the message carries (the state now holds exactly its bytes).
+  if (r.outcome == CrdtOutcome::Applied && !r.entity_created &&
+      m.component == kDclTransformComponentId &&
+      (m.type == CrdtMessageType::PutComponent ||
+       m.type == CrdtMessageType::PutComponentNetwork) &&
+      sc.holds(m.entity)) {
+    NumberRecord& record = sc.numbers[dcl_entity_number(m.entity)];
+    const std::optional<DclTransform> t = decode_dcl_transform(m.data);
+    if (t && t->parent == record.parent) {
+      put_dcl_transform_values(store_, record.slot, *t);
+      return;
+    }
+  }
   for_each_entity_to_sync(m, r, [&](EntityId e) { sync(sc, e); });
 }
 
