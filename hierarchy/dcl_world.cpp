@@ -179,9 +179,19 @@ void DclWorld::flush(SceneData& sc) {
     if (n < sc.numbers.size()) __builtin_prefetch(&sc.numbers[n]);
   }
   for (size_t i = 0; i < batched_; ++i) {
-    const uint16_t n = dcl_entity_number(batch_[i].entity);
-    if (n < sc.numbers.size() && (sc.numbers[n].flags & kHeld))
-      store_.prefetch(sc.numbers[n].slot);
+    const CrdtMessage& m = batch_[i];
+    const uint16_t n = dcl_entity_number(m.entity);
+    if (n >= sc.numbers.size() || !(sc.numbers[n].flags & kHeld)) continue;
+    const NumberRecord& r = sc.numbers[n];
+    store_.prefetch(r.slot);
+    // A guess from the message: it destroys or re-parents the entity, which unlinks it from its
+    // siblings. A wrong guess costs two wasted requests.
+    const bool dies = m.type == CrdtMessageType::DeleteEntity ||
+                      m.type == CrdtMessageType::DeleteEntityNetwork;
+    const bool moves = m.component == kDclTransformComponentId &&
+                       m.data.size() == kDclTransformSize &&
+                       read_u32_le(m.data.data() + kDclTransformSize - 4) != r.parent;
+    if (dies || moves) store_.prefetch_links(r.slot);
   }
   const size_t count = batched_;
   batched_ = 0;

@@ -115,6 +115,12 @@ class EntityStore {
   // applied with set_trs_at): starts loading the slot's record, so that the misses of several
   // slots overlap instead of queueing one by one.
   void prefetch(uint32_t slot) const { __builtin_prefetch(&rec_[slot]); }
+  // The same for what re-parenting or destroying the entity at the slot reads first: its links
+  // to its siblings.
+  void prefetch_links(uint32_t slot) const {
+    __builtin_prefetch(&next_sibling_[slot]);
+    __builtin_prefetch(&prev_sibling_[slot]);
+  }
   // Whether a Static entity's LocalToWorld has been computed in an earlier frame, so that every
   // backend now keeps it frozen.
   bool static_baked_at(uint32_t slot) const { return (rec_[slot].flags & kStaticBaked) != 0; }
