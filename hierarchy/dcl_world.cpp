@@ -192,6 +192,12 @@ void DclWorld::flush(SceneData& sc) {
                        m.data.size() == kDclTransformSize &&
                        read_u32_le(m.data.data() + kDclTransformSize - 4) != r.parent;
     if (dies || moves) store_.prefetch_links(r.slot);
+    if (dies) store_.prefetch_id(sc.id(n));
+    if (moves) {
+      const EntityId named = read_u32_le(m.data.data() + kDclTransformSize - 4);
+      store_.prefetch_id(sc.id(dcl_entity_number(named)));
+      store_.prefetch_id(sc.id(dcl_entity_number(r.parent)));
+    }
   }
   const size_t count = batched_;
   batched_ = 0;

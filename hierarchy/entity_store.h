@@ -121,6 +121,11 @@ class EntityStore {
     __builtin_prefetch(&next_sibling_[slot]);
     __builtin_prefetch(&prev_sibling_[slot]);
   }
+  // The same for the id maps' entries of `id`, as an entity or as a parent.
+  void prefetch_id(EntityId id) const {
+    id_to_slot_.prefetch(id);
+    first_child_.prefetch(id);
+  }
   // Whether a Static entity's LocalToWorld has been computed in an earlier frame, so that every
   // backend now keeps it frozen.
   bool static_baked_at(uint32_t slot) const { return (rec_[slot].flags & kStaticBaked) != 0; }

@@ -4,11 +4,6 @@
 
 namespace tprop {
 
-size_t IdMap::home(uint32_t key) const {
-  // Fibonacci hashing spreads sequential ids, the common case, across the table.
-  return static_cast<size_t>((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
-}
-
 uint32_t IdMap::find(uint32_t key) const {
   if (slots_.empty()) return kMissing;
   for (size_t i = home(key);; i = (i + 1) & mask_) {

@@ -16,6 +16,10 @@ class IdMap {
 
   // Returns the value stored for key, or kMissing.
   uint32_t find(uint32_t key) const;
+  // A hint that key is looked up soon: starts loading its home slot.
+  void prefetch(uint32_t key) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[home(key)]);
+  }
   // Inserts or overwrites. value must not be kMissing.
   void set(uint32_t key, uint32_t value);
   // Returns whether key was present.
@@ -29,7 +33,10 @@ class IdMap {
     uint32_t key;
     uint32_t value;  // kMissing marks an empty slot
   };
-  size_t home(uint32_t key) const;
+  size_t home(uint32_t key) const {
+    // Fibonacci hashing spreads sequential ids, the common case, across the table.
+    return static_cast<size_t>((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
+  }
   void grow();
 
   SlotVector<Slot> slots_;
