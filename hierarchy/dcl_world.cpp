@@ -171,6 +171,36 @@ void DclWorld::stage(SceneData& sc, const CrdtMessage& m) {
   if (batched_ == kBatch) flush(sc);
 }
 
+// The store entries that applying m reads first, requested once its number's record (which
+// holds the slot) has arrived: the entity's record and, by a guess from the message alone,
+// what destroying it or naming it another parent looks up in the store's id maps and sibling
+// lists. A wrong guess costs a few wasted requests, never a wrong result.
+void DclWorld::request_store(const SceneData& sc, const CrdtMessage& m) {
+  const uint16_t n = dcl_entity_number(m.entity);
+  if (n == 0) return;
+  const bool dies =
+      m.type == CrdtMessageType::DeleteEntity || m.type == CrdtMessageType::DeleteEntityNetwork;
+  const bool transform = m.component == kDclTransformComponentId &&
+                         crdt_type_has_data(m.type) && m.data.size() == kDclTransformSize;
+  const EntityId named =
+      transform ? read_u32_le(m.data.data() + kDclTransformSize - 4) : kDclRootEntity;
+  const auto request_parent = [&](EntityId parent) {
+    if (dcl_entity_number(parent) != 0) store_.prefetch_id(sc.id(dcl_entity_number(parent)));
+  };
+  // (Requesting what a creation looks up as well measured no better.)
+  if (n >= sc.numbers.size() || !(sc.numbers[n].flags & kHeld)) return;
+  const NumberRecord& r = sc.numbers[n];
+  store_.prefetch(r.slot);
+  if (dies) {
+    store_.prefetch_links(r.slot);
+    store_.prefetch_id(sc.id(n));
+  } else if (transform && named != r.parent) {
+    store_.prefetch_links(r.slot);
+    request_parent(named);
+    request_parent(r.parent);
+  }
+}
+
 void DclWorld::flush(SceneData& sc) {
   for (size_t i = 0; i < batched_; ++i) {
     const EntityId e = batch_[i].entity;
@@ -178,27 +208,7 @@ void DclWorld::flush(SceneData& sc) {
     const uint16_t n = dcl_entity_number(e);
     if (n < sc.numbers.size()) __builtin_prefetch(&sc.numbers[n]);
   }
-  for (size_t i = 0; i < batched_; ++i) {
-    const CrdtMessage& m = batch_[i];
-    const uint16_t n = dcl_entity_number(m.entity);
-    if (n >= sc.numbers.size() || !(sc.numbers[n].flags & kHeld)) continue;
-    const NumberRecord& r = sc.numbers[n];
-    store_.prefetch(r.slot);
-    // A guess from the message: it destroys or re-parents the entity, which unlinks it from its
-    // siblings. A wrong guess costs two wasted requests.
-    const bool dies = m.type == CrdtMessageType::DeleteEntity ||
-                      m.type == CrdtMessageType::DeleteEntityNetwork;
-    const bool moves = m.component == kDclTransformComponentId &&
-                       m.data.size() == kDclTransformSize &&
-                       read_u32_le(m.data.data() + kDclTransformSize - 4) != r.parent;
-    if (dies || moves) store_.prefetch_links(r.slot);
-    if (dies) store_.prefetch_id(sc.id(n));
-    if (moves) {
-      const EntityId named = read_u32_le(m.data.data() + kDclTransformSize - 4);
-      store_.prefetch_id(sc.id(dcl_entity_number(named)));
-      store_.prefetch_id(sc.id(dcl_entity_number(r.parent)));
-    }
-  }
+  for (size_t i = 0; i < batched_; ++i) request_store(sc, batch_[i]);
   const size_t count = batched_;
   batched_ = 0;
   for (size_t i = 0; i < count; ++i) apply(sc, batch_[i]);

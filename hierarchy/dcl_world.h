@@ -123,6 +123,7 @@ class DclWorld {
   const SceneData& scene(SceneId s) const;
   void apply(SceneData& sc, const CrdtMessage& m);
   void stage(SceneData& sc, const CrdtMessage& m);
+  void request_store(const SceneData& sc, const CrdtMessage& m);
   void flush(SceneData& sc);
   void sync(SceneData& sc, EntityId e);
   void release(SceneData& sc, uint16_t number);
