@@ -141,6 +141,20 @@ CrdtApplyResult DclWorld::apply(SceneId s, const CrdtMessage& m) {
 
 void DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
   const CrdtApplyResult r = sc.state.apply(m);
+  // Most messages move a held entity under the parent it has: what sync() would do then is
+  // only to write the values the message carries (the state now holds exactly its bytes).
+  if (r.outcome == CrdtOutcome::Applied && !r.entity_created &&
+      m.component == kDclTransformComponentId &&
+      (m.type == CrdtMessageType::PutComponent ||
+       m.type == CrdtMessageType::PutComponentNetwork) &&
+      sc.holds(m.entity)) {
+    NumberRecord& record = sc.numbers[dcl_entity_number(m.entity)];
+    const std::optional<DclTransform> t = decode_dcl_transform(m.data);
+    if (t && t->parent == record.parent) {
+      put_dcl_transform_values(store_, record.slot, *t);
+      return;
+    }
+  }
   for_each_entity_to_sync(m, r, [&](EntityId e) { sync(sc, e); });
 }
 
@@ -157,6 +171,36 @@ void DclWorld::stage(SceneData& sc, const CrdtMessage& m) {
   if (batched_ == kBatch) flush(sc);
 }
 
+// The store entries that applying m reads first, requested once its number's record (which
+// holds the slot) has arrived: the entity's record and, by a guess from the message alone,
+// what destroying it or naming it another parent looks up in the store's id maps and sibling
+// lists. A wrong guess costs a few wasted requests, never a wrong result.
+void DclWorld::request_store(const SceneData& sc, const CrdtMessage& m) {
+  const uint16_t n = dcl_entity_number(m.entity);
+  if (n == 0) return;
+  const bool dies =
+      m.type == CrdtMessageType::DeleteEntity || m.type == CrdtMessageType::DeleteEntityNetwork;
+  const bool transform = m.component == kDclTransformComponentId &&
+                         crdt_type_has_data(m.type) && m.data.size() == kDclTransformSize;
+  const EntityId named =
+      transform ? read_u32_le(m.data.data() + kDclTransformSize - 4) : kDclRootEntity;
+  const auto request_parent = [&](EntityId parent) {
+    if (dcl_entity_number(parent) != 0) store_.prefetch_id(sc.id(dcl_entity_number(parent)));
+  };
+  // (Requesting what a creation looks up as well measured no better.)
+  if (n >= sc.numbers.size() || !(sc.numbers[n].flags & kHeld)) return;
+  const NumberRecord& r = sc.numbers[n];
+  store_.prefetch(r.slot);
+  if (dies) {
+    store_.prefetch_links(r.slot);
+    store_.prefetch_id(sc.id(n));
+  } else if (transform && named != r.parent) {
+    store_.prefetch_links(r.slot);
+    request_parent(named);
+    request_parent(r.parent);
+  }
+}
+
 void DclWorld::flush(SceneData& sc) {
   for (size_t i = 0; i < batched_; ++i) {
     const EntityId e = batch_[i].entity;
@@ -164,11 +208,7 @@ void DclWorld::flush(SceneData& sc) {
     const uint16_t n = dcl_entity_number(e);
     if (n < sc.numbers.size()) __builtin_prefetch(&sc.numbers[n]);
   }
-  for (size_t i = 0; i < batched_; ++i) {
-    const uint16_t n = dcl_entity_number(batch_[i].entity);
-    if (n < sc.numbers.size() && (sc.numbers[n].flags & kHeld))
-      store_.prefetch(sc.numbers[n].slot);
-  }
+  for (size_t i = 0; i < batched_; ++i) request_store(sc, batch_[i]);
   const size_t count = batched_;
   batched_ = 0;
   for (size_t i = 0; i < count; ++i) apply(sc, batch_[i]);
@@ -186,6 +226,23 @@ Status DclWorld::feed(SceneId s, std::span<const uint8_t> bytes) {
   }
   if (!st) return Error{"scene '" + sc.name + "': " + st.error().message};
   return st;
+}
+
+std::vector<Status> DclWorld::feed(std::span<const Chunk> chunks) {
+  std::vector<Status> out;
+  out.reserve(chunks.size());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i + 1 < chunks.size()) {
+      // The next scene's record and first bytes, a chain of misses otherwise paid one after
+      // the other at its start.
+      const Chunk& next = chunks[i + 1];
+      const char* data = reinterpret_cast<const char*>(&scene(next.scene));
+      for (size_t at = 0; at < sizeof(SceneData); at += 64) __builtin_prefetch(data + at);
+      if (!next.bytes.empty()) __builtin_prefetch(next.bytes.data());
+    }
+    out.push_back(feed(chunks[i].scene, chunks[i].bytes));
+  }
+  return out;
 }
 
 Status DclWorld::finish(SceneId s) const {
@@ -258,7 +315,7 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
 void DclWorld::release(SceneData& sc, uint16_t number) {
   if (sc.numbers[number].flags & kOnCycle) dissolve_cycle(sc, number);
   const EntityId id = sc.id(number);
-  for (EntityId child : store_.children(id)) store_.set_parent(child, sc.root());
+  store_.move_children(id, sc.root());
   store_.destroy(id);
   sc.numbers[number].flags = 0;
   sc.numbers[number].parent = kDclRootEntity;
@@ -321,7 +378,7 @@ void DclWorld::find_cycle(SceneData& sc, uint16_t start) {
         NumberRecord& r = sc.numbers[*it];
         r.flags |= kOnCycle;
         r.cycle_next = std::next(it) == sc.path.end() ? next : *std::next(it);
-        store_.set_parent(sc.id(*it), sc.root());
+        store_.set_parent_at(r.slot, sc.root());
       }
       return;
     }
@@ -341,7 +398,7 @@ void DclWorld::settle(SceneData& sc) {
     sc.recheck.pop_back();
     if (!(sc.numbers[n].flags & kHeld)) continue;
     if (!(sc.numbers[n].flags & kOnCycle)) find_cycle(sc, n);
-    store_.set_parent(sc.id(n), effective_parent(sc, n));
+    store_.set_parent_at(sc.numbers[n].slot, effective_parent(sc, n));
   }
 }
 

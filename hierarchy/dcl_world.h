@@ -80,6 +80,15 @@ class DclWorld {
   // any size (a malformed message is an error naming its offset; the scene's stream stops there).
   CrdtApplyResult apply(SceneId s, const CrdtMessage& m);
   Status feed(SceneId s, std::span<const uint8_t> bytes);
+  // Stream bytes for one scene, for the feed of many scenes below.
+  struct Chunk {
+    SceneId scene;
+    std::span<const uint8_t> bytes;
+  };
+  // A frame's bytes for many loaded scenes: feed(chunk.scene, chunk.bytes) for each chunk in
+  // turn, its status at the same index. Faster in a big world: the next chunk's scene record
+  // and first bytes are requested while a chunk is applied, so their cache misses overlap.
+  std::vector<Status> feed(std::span<const Chunk> chunks);
   // The scene's stream has ended: an error when it stopped inside a message.
   Status finish(SceneId s) const;
 
@@ -114,6 +123,7 @@ class DclWorld {
   const SceneData& scene(SceneId s) const;
   void apply(SceneData& sc, const CrdtMessage& m);
   void stage(SceneData& sc, const CrdtMessage& m);
+  void request_store(const SceneData& sc, const CrdtMessage& m);
   void flush(SceneData& sc);
   void sync(SceneData& sc, EntityId e);
   void release(SceneData& sc, uint16_t number);

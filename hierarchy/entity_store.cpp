@@ -240,7 +240,13 @@ bool EntityStore::set_matrix(EntityId e, MatrixComponent m, const float4x4& valu
 bool EntityStore::set_parent(EntityId e, EntityId parent) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  if ((rec_[s].flags & bit(Component::Parent)) && rec_[s].parent == parent) return true;
+  set_parent_at(s, parent);
+  return true;
+}
+
+void EntityStore::set_parent_at(uint32_t s, EntityId parent) {
+  assert(alive_at(s));
+  if ((rec_[s].flags & bit(Component::Parent)) && rec_[s].parent == parent) return;
   if (rec_[s].flags & bit(Component::Parent)) unlink_child(s);
   rec_[s].parent = parent;
   link_child(s, parent);
@@ -248,7 +254,28 @@ bool EntityStore::set_parent(EntityId e, EntityId parent) {
   parent_changed_slots_.push_back(s);
   mark_structural(s);
   hierarchy_changed_ = true;
-  return true;
+}
+
+void EntityStore::move_children(EntityId from, EntityId to) {
+  if (from == to) return;
+  const uint32_t head = first_child_.find(from);
+  if (head == kNone) return;
+  // The list moves whole: each child changes its Parent, then the list is spliced in front of
+  // `to`'s children.
+  uint32_t tail = head;
+  for (uint32_t c = head; c != kNone; c = next_sibling_[c]) {
+    rec_[c].parent = to;
+    set_bit(c, Component::Parent);
+    parent_changed_slots_.push_back(c);
+    mark_structural(c);
+    tail = c;
+  }
+  const uint32_t old_head = first_child_.find(to);
+  next_sibling_[tail] = old_head;
+  if (old_head != kNone) prev_sibling_[old_head] = tail;
+  first_child_.erase(from);
+  first_child_.set(to, head);
+  hierarchy_changed_ = true;
 }
 
 bool EntityStore::add(EntityId e, Component c) {

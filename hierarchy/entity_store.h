@@ -78,6 +78,11 @@ class EntityStore {
   // A user-written matrix value.
   bool set_matrix(EntityId e, MatrixComponent m, const float4x4& value);
   bool set_parent(EntityId e, EntityId parent);
+  // The same at a live slot, for callers that keep their entities' slots (no id look-up).
+  void set_parent_at(uint32_t slot, EntityId parent);
+  // Every entity whose Parent names `from` gets Parent `to` instead, as set_parent would do one
+  // by one, without listing them first.
+  void move_children(EntityId from, EntityId to);
   // A whole local transform at a live slot, for ingest paths that find an entity's slot once a
   // message rather than once a setter (a Decentraland Transform message): Translation,
   // Rotation and Scale, removing NonUniformScale; or, with a float3 scale, NonUniformScale,
@@ -117,6 +122,17 @@ class EntityStore {
   // applied with set_trs_at): starts loading the slot's record, so that the misses of several
   // slots overlap instead of queueing one by one.
   void prefetch(uint32_t slot) const { __builtin_prefetch(&rec_[slot]); }
+  // The same for what re-parenting or destroying the entity at the slot reads first: its links
+  // to its siblings.
+  void prefetch_links(uint32_t slot) const {
+    __builtin_prefetch(&next_sibling_[slot]);
+    __builtin_prefetch(&prev_sibling_[slot]);
+  }
+  // The same for the id maps' entries of `id`, as an entity or as a parent.
+  void prefetch_id(EntityId id) const {
+    id_to_slot_.prefetch(id);
+    first_child_.prefetch(id);
+  }
   // Whether a Static entity's LocalToWorld has been computed in an earlier frame, so that every
   // backend now keeps it frozen.
   bool static_baked_at(uint32_t slot) const { return (rec_[slot].flags & kStaticBaked) != 0; }

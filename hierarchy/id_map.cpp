@@ -12,11 +12,6 @@ namespace {
 constexpr size_t kDrainBudget = 8;
 }  // namespace
 
-size_t IdMap::Table::home(uint32_t key) const {
-  // Fibonacci hashing spreads sequential ids, the common case, across the table.
-  return static_cast<size_t>((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> 32) & mask;
-}
-
 size_t IdMap::Table::index_of(uint32_t key) const {
   if (slots.empty()) return 0;
   for (size_t i = home(key);; i = (i + 1) & mask) {

@@ -193,7 +193,11 @@ class Replay {
   explicit Replay(const DclWorldStreams& streams)
       : streams_(streams), ids_(streams.scenes.size()) {}
 
+  // The frame's unloads and loads, then every loaded scene's chunk in one feed (which overlaps
+  // the scenes' cache misses), then the ends of the streams that the frame completes.
   Status ingest(uint32_t f, WorldFrame& frame) {
+    chunks_.clear();
+    ending_.clear();
     for (size_t i = 0; i < streams_.scenes.size(); ++i) {
       const DclWorldScene& sc = streams_.scenes[i];
       if (ids_[i] && sc.unload_frame == f) {
@@ -210,14 +214,14 @@ class Replay {
         ++frame.loaded;
       }
       if (!ids_[i] || f - sc.load_frame >= sc.chunk_count()) continue;
-      const std::span<const uint8_t> chunk = sc.chunk(f - sc.load_frame);
-      frame.bytes += chunk.size();
-      if (Status s = world_.feed(*ids_[i], chunk); !s)
-        return Error{"frame " + std::to_string(f) + ": " + s.error().message};
-      if (f - sc.load_frame + 1 == sc.chunk_count()) {
-        if (Status s = world_.finish(*ids_[i]); !s) return s.error();
-      }
+      chunks_.push_back({*ids_[i], sc.chunk(f - sc.load_frame)});
+      frame.bytes += chunks_.back().bytes.size();
+      if (f - sc.load_frame + 1 == sc.chunk_count()) ending_.push_back(*ids_[i]);
     }
+    for (const Status& s : world_.feed(chunks_))
+      if (!s) return Error{"frame " + std::to_string(f) + ": " + s.error().message};
+    for (DclWorld::SceneId id : ending_)
+      if (Status s = world_.finish(id); !s) return s.error();
     frame.scenes = uint32_t(world_.scene_count());
     frame.entities = world_.store().size();
     return ok_status();
@@ -241,6 +245,8 @@ class Replay {
   const DclWorldStreams& streams_;
   DclWorld world_;
   std::vector<std::optional<DclWorld::SceneId>> ids_;
+  std::vector<DclWorld::Chunk> chunks_;    // this frame's
+  std::vector<DclWorld::SceneId> ending_;  // the scenes whose stream this frame completes
 };
 
 }  // namespace

@@ -211,6 +211,60 @@ TEST(DclWorld, MessagesBeforeAMalformedOneAreAppliedAndTheErrorNamesTheScene) {
   EXPECT_TRUE(near(world_of(w, s, 551), T(1, 0, 0)));
 }
 
+// Every store slot holds the same entity with the same values in both stores.
+::testing::AssertionResult same_store(const EntityStore& a, const EntityStore& b) {
+  if (a.slot_capacity() != b.slot_capacity())
+    return ::testing::AssertionFailure() << a.slot_capacity() << " vs " << b.slot_capacity();
+  for (uint32_t s = 0; s < a.slot_capacity(); ++s) {
+    if (a.alive_at(s) != b.alive_at(s)) return ::testing::AssertionFailure() << "slot " << s;
+    if (!a.alive_at(s)) continue;
+    if (a.id_at(s) != b.id_at(s) || a.mask_at(s) != b.mask_at(s) ||
+        a.parent_at(s) != b.parent_at(s) || a.translation_at(s) != b.translation_at(s) ||
+        a.rotation_at(s) != b.rotation_at(s) || a.scale_at(s) != b.scale_at(s) ||
+        a.non_uniform_scale_at(s) != b.non_uniform_scale_at(s))
+      return ::testing::AssertionFailure() << "slot " << s << " (entity " << a.id_at(s) << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// The feed of many chunks at once does what feeding them one by one does, to the store slot,
+// and reports each chunk's own status: a malformed stream fails its scene alone.
+TEST(DclWorld, FeedingManyChunksAtOnceEqualsFeedingThemOneByOne) {
+  Result<DclWorldStreams> streams = generate_dcl_world("gen:dclworld:6:1", 8, 5);
+  ASSERT_TRUE(streams);
+  DclWorld one_by_one, at_once;
+  std::vector<SceneId> ids;
+  for (const DclWorldScene& sc : streams->scenes) {
+    ids.push_back(one_by_one.add_scene(sc.name, sc.parcel).value());
+    ASSERT_EQ(at_once.add_scene(sc.name, sc.parcel).value(), ids.back());
+  }
+  const std::vector<uint8_t> bad = hex("0c 00 00 00  09 00 00 00  05 00 00 00");
+  for (uint32_t f = 0; f < 8; ++f) {
+    std::vector<DclWorld::Chunk> chunks;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      // Scene 2's stream breaks in frame 5, and scene 4 comes twice in frame 3.
+      const bool broken = i == 2 && f == 5;
+      chunks.push_back({ids[i], broken ? std::span<const uint8_t>(bad)
+                                       : streams->scenes[i].chunk(f)});
+      if (i == 4 && f == 3) chunks.push_back({ids[i], {}});
+    }
+    const std::vector<Status> statuses = at_once.feed(chunks);
+    ASSERT_EQ(statuses.size(), chunks.size());
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      const Status expected = one_by_one.feed(chunks[c].scene, chunks[c].bytes);
+      ASSERT_EQ(bool(statuses[c]), bool(expected)) << "frame " << f << ", chunk " << c;
+      if (!expected) {
+        EXPECT_EQ(statuses[c].error().message, expected.error().message);
+        EXPECT_NE(expected.error().message.find("scene '" + streams->scenes[2].name + "'"),
+                  std::string::npos)
+            << expected.error().message;
+      }
+    }
+    ASSERT_TRUE(same_store(at_once.store(), one_by_one.store())) << "frame " << f;
+  }
+  EXPECT_GT(at_once.store().size(), 1000u);  // the streams did fill the store
+}
+
 TEST(DclWorld, AddingBeyondTheSlotLimitIsAClearError) {
   DclWorld w;
   for (uint32_t i = 0; i < DclWorld::kMaxScenes; ++i) ASSERT_TRUE(w.add_scene("s", {0, 0}));

@@ -116,6 +116,32 @@ TEST(EntityStore, ReparentMovesTheChildBetweenLists) {
   EXPECT_EQ(store.parent(3), EntityId(2));
 }
 
+TEST(EntityStore, MoveChildrenHandsTheWholeListToTheNewParent) {
+  EntityStore store;
+  for (EntityId e : {1, 2, 3, 4, 5, 6}) store.create(e);
+  store.set_parent(2, 1);
+  store.set_parent(3, 1);
+  store.set_parent(4, 2);
+  store.set_parent(5, 6);
+  store.take_changes();
+  store.move_children(1, 6);
+  EXPECT_TRUE(store.children(1).empty());
+  EXPECT_EQ(sorted(store.children(6)), (std::vector<EntityId>{2, 3, 5}));
+  EXPECT_EQ(store.parent(2), EntityId(6));
+  EXPECT_EQ(store.parent(3), EntityId(6));
+  EXPECT_EQ(store.children(2), std::vector<EntityId>{4});  // grandchildren stay
+  const StoreChanges c = store.take_changes();
+  EXPECT_TRUE(c.hierarchy);
+  EXPECT_EQ(sorted(c.structural), sorted({store.slot_of(2), store.slot_of(3)}));
+  EXPECT_EQ(store.previous_parent(2), EntityId(6));
+  // Each child is unlinked as set_parent would: moving one on leaves the others in place.
+  store.set_parent(3, 1);
+  EXPECT_EQ(sorted(store.children(6)), (std::vector<EntityId>{2, 5}));
+  store.take_changes();
+  store.move_children(4, 1);  // no children: nothing changes
+  EXPECT_FALSE(store.take_changes().hierarchy);
+}
+
 TEST(EntityStore, RemovingParentLeavesTheChildList) {
   EntityStore store;
   for (EntityId e : {1, 2}) store.create(e);
