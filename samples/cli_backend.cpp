@@ -49,6 +49,10 @@ Result<std::unique_ptr<GpuBackend>> GpuBackend::open(const std::string& device,
   return std::unique_ptr<GpuBackend>(new GpuBackend(std::move(impl)));
 }
 
+const char* output_layout_name(OutputLayout layout) {
+  return layout == OutputLayout::Affine3x4 ? "3x4" : "4x4";
+}
+
 std::string GpuBackend::device_name() const { return impl_->context->device_name(); }
 
 Result<Evaluation> GpuBackend::frame(EntityStore& store, bool read_back) {
@@ -60,6 +64,7 @@ Result<Evaluation> GpuBackend::frame(EntityStore& store, bool read_back) {
   e.update_ms = ms_since(start);
   if (Status st = gpu.run_staged(store); !st)
     return Error{"the GPU frame failed: " + st.error().message};
+  e.stats = gpu.last_frame();  // complete once recorded (upload bytes, dispatches)
   std::vector<float4x4> by_slot;
   if (read_back) {
     Result<std::vector<float4x4>> matrices = gpu.read_back();

@@ -12,6 +12,7 @@
 #include "entity_store.h"
 #include "gpu_timer.h"
 #include "math.h"
+#include "propagator.h"
 #include "result.h"
 
 namespace tprop::cli {
@@ -24,7 +25,11 @@ struct Evaluation {
   double sort_ms = 0;                   // depth sort (CPU path; the GPU path sorts in update)
   double evaluate_ms = 0;               // wall clock: evaluate, or upload + submit + wait + read
   double update_ms = 0;                 // GPU path: Propagator::update, the host's share of it
+  std::optional<FrameStats> stats;      // GPU path: what the update staged and recomputed
 };
+
+// How --output-layout is spelled in reports: "4x4" or "3x4".
+const char* output_layout_name(OutputLayout layout);
 
 // A headless Vulkan context with a Propagator on it.
 class GpuBackend {

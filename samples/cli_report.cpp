@@ -88,6 +88,8 @@ std::string report_json(const RunReport& r) {
   j["backend"] = r.backend;
   j["device"] = r.device;
   j["fallback"] = r.fallback.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.fallback);
+  j["output_layout"] =
+      r.output_layout.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.output_layout);
   // On the GPU the Propagator sorts inside its update(): no time of its own, evaluate (the
   // frame's wall time) includes it.
   nlohmann::json times = {{"load", r.load_ms},

@@ -38,6 +38,7 @@ struct RunReport {
   std::optional<StageTimes> gpu_times;
   std::optional<ValidationReport> validation;
   std::string dump;  // the dump file, when written
+  std::string output_layout;  // GPU path: "4x4" or "3x4"
   double dump_ms = 0;
 
   // Nanoseconds per entity: the GPU stages' total on the GPU path, else the CPU evaluation.

@@ -152,6 +152,7 @@ int run_command(const std::vector<std::string>& args) {
   const bool on_gpu = options.backend != Backend::Cpu && gpu;
   report.backend = on_gpu ? "gpu" : "cpu";
   report.device = on_gpu ? gpu->device_name() : "CPU reference";
+  if (on_gpu) report.output_layout = output_layout_name(options.output_layout);
 
   // The frame protocol (README.md). With --validate the CPU reference evaluates first without
   // baking, then the GPU runs the same frame (and bakes), as the GPU tests do.

@@ -41,6 +41,7 @@ struct WorldFrame {
   double evaluate_ms = 0;  // cpu: the reference's evaluate; gpu: record + submit + wait, wall
   bool on_gpu = false;
   std::optional<StageTimes> gpu_times;
+  std::optional<FrameStats> stats;  // GPU path
 };
 
 struct WorldReport {
@@ -52,6 +53,7 @@ struct WorldReport {
   std::optional<ValidationReport> validation;  // the worst frame's
   uint32_t validation_frame = 0;
   std::string dump;  // the file written, if any
+  std::string output_layout;  // GPU path: "4x4" or "3x4"
 };
 
 double median(std::vector<double> v) {
@@ -141,6 +143,7 @@ std::string world_json(const WorldReport& r) {
   j["backend"] = r.backend;
   j["device"] = r.device;
   j["fallback"] = r.fallback.empty() ? json(nullptr) : json(r.fallback);
+  j["output_layout"] = r.output_layout.empty() ? json(nullptr) : json(r.output_layout);
   j["load_ms"] = r.load_ms;
   j["scenes"] = r.frames.back().scenes;
   j["entities"] = r.frames.back().entities;
@@ -152,12 +155,23 @@ std::string world_json(const WorldReport& r) {
       gpu = {{"upload", f.gpu_times->upload_ms},
              {"evaluate", f.gpu_times->evaluate_ms},
              {"total", f.gpu_times->total_ms()}};
+    // What the Propagator's update did (FrameStats), on the GPU path.
+    json staged = nullptr;
+    if (f.stats)
+      staged = {{"entities", f.stats->staged_entities},
+                {"values_only", f.stats->values_only_entities},
+                {"moved", f.stats->moved_entities},
+                {"structural_changes", f.stats->structural_changes},
+                {"upload_bytes", f.stats->upload_bytes},
+                {"evaluated", f.stats->evaluated_entities},
+                {"full_pass", f.stats->full_pass}};
     frames.push_back({{"scenes", f.scenes},       {"loaded", f.loaded},
                       {"unloaded", f.unloaded},   {"entities", f.entities},
                       {"bytes", f.bytes},         {"ingest_ms", f.ingest_ms},
                       {"unload_ms", f.unload_ms}, {"update_ms", f.update_ms},
                       {"evaluate_ms", f.evaluate_ms}, {"gpu_time_ms", gpu},
-                      {"host_ms", host_ms(f)},    {"frame_ms", frame_ms(f)}});
+                      {"host_ms", host_ms(f)},    {"frame_ms", frame_ms(f)},
+                      {"staged", staged}});
   }
   j["frames"] = std::move(frames);
   const std::vector<WorldFrame> steady = steady_frames(r);
@@ -282,6 +296,7 @@ int run_world(const RunOptions& options, const std::string& input) {
   const bool on_gpu = options.backend != Backend::Cpu && gpu;
   report.backend = on_gpu ? "gpu" : "cpu";
   report.device = on_gpu ? gpu->device_name() : "CPU reference";
+  if (on_gpu) report.output_layout = output_layout_name(options.output_layout);
 
   Replay replay(*streams);
   EntityStore& store = replay.world().store();
@@ -321,6 +336,7 @@ int run_world(const RunOptions& options, const std::string& input) {
         frame.update_ms = evaluated->update_ms;
         frame.evaluate_ms = evaluated->evaluate_ms - evaluated->update_ms;
         frame.gpu_times = evaluated->gpu_times;
+        frame.stats = evaluated->stats;
       }
       if (options.validate) {
         Result<Comparison> compared = compare_local_to_world(

@@ -51,7 +51,9 @@ TEST_F(CliWorld, GeneratedWorldReportsEveryFrame) {
     EXPECT_GT(f["bytes"].get<uint64_t>(), 0u);
     EXPECT_GE(f["ingest_ms"].get<double>(), 0.0);
     EXPECT_TRUE(f["gpu_time_ms"].is_null());  // the CPU backend
+    EXPECT_TRUE(f["staged"].is_null());
   }
+  EXPECT_TRUE(j["output_layout"].is_null());
   EXPECT_TRUE(j["median_ms"].contains("frame"));
   const Outcome text = run_tprop("run gen:dclworld:3:1 --frames 4 --backend cpu");
   EXPECT_EQ(text.exit_code, 0);
@@ -258,7 +260,22 @@ TEST_F(CliWorld, ValidateComparesTheGpuWithTheReferenceOnEveryFrame) {
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["backend"], "gpu");
   EXPECT_TRUE(j["validate"]["within_tolerance"].get<bool>());
+  EXPECT_EQ(j["output_layout"], "4x4");
   for (const json& f : j["frames"]) EXPECT_TRUE(f["gpu_time_ms"].is_object());
+  // What each update staged: everything in the frame that loads the world, then the changes,
+  // most of them Transform values alone.
+  const json& first = j["frames"][0]["staged"];
+  EXPECT_EQ(first["entities"], j["frames"][0]["entities"]);
+  EXPECT_EQ(first["values_only"], 0);
+  uint64_t values_only = 0, staged = 0;
+  for (size_t f = 1; f < j["frames"].size(); ++f) {
+    const json& s = j["frames"][f]["staged"];
+    EXPECT_LE(s["values_only"].get<uint64_t>(), s["entities"].get<uint64_t>()) << f;
+    EXPECT_GT(s["upload_bytes"].get<uint64_t>(), 0u) << f;
+    values_only += s["values_only"].get<uint64_t>();
+    staged += s["entities"].get<uint64_t>();
+  }
+  EXPECT_GT(values_only, staged / 2);
 }
 
 }  // namespace
