@@ -245,6 +245,11 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
   dirty_rare.clear();
   if (rare_count) dirty_rare.push_back({0, rare_count});
   if (Status st = stage_order(); !st) return st;
+  // Room for the deltas of the frames to come (one in 64 slots), made and its pages brought in
+  // with the full frame: the first frame that changed 10,000 of a million entities spent 0.5 ms
+  // of its 0.7 on them.
+  if (Status st = grow(deltas, std::max(1024u, slots / 64), false, false); !st) return st;
+  for (const Buffer& piece : deltas.staging) std::memset(piece.mapped(), 0, piece.size());
   stats.full_upload = true;
   stats.staged_entities = order.size();
   stats.moved_entities = order.size();
