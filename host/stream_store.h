@@ -5,7 +5,6 @@
 // 1M-entity forest: writing their deltas took 0.10 ms instead of 0.23 ms with plain stores.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
