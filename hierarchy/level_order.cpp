@@ -31,11 +31,13 @@ void LevelOrder::grow_slots(uint32_t slots) {
   cycle_.resize(slots, kNone);
   unknown_.resize(slots, 0);
   moved_stamp_.resize(slots, 0);
+  held_.resize(slots, kNone);
+  queued_.resize(slots, 0);
 }
 
 // The marks of one apply() share Node::stamp (base + 1..6): on-path and resolved for the cycle
-// walk, placed by a subtree's relevel, pointed at by an edited slot's Parent. Edited slots are
-// told apart by level == kNone until they are placed.
+// walk, pointed at by an edited slot's Parent. Edited slots are told apart by level == kNone
+// until they are placed.
 bool LevelOrder::next_stamp() {
   if (stamp_base_ > 0xfffffff0u) {
     for (Node& n : node_) n.stamp = 0;
@@ -59,7 +61,9 @@ uint32_t LevelOrder::resolve_up(const EntityStore& store, uint32_t slot) {
   return p;
 }
 
+// Only while the slot is out of the order: deep_roots_ counts by the parent at insertion.
 void LevelOrder::link(uint32_t slot, uint32_t parent) {
+  assert(node_[slot].level == kNone);
   node_[slot].parent = parent;
   node_[slot].prev_sibling = kNone;
   node_[slot].next_sibling = node_[parent].first_child;
@@ -68,6 +72,7 @@ void LevelOrder::link(uint32_t slot, uint32_t parent) {
 }
 
 void LevelOrder::unlink(uint32_t slot) {
+  assert(node_[slot].level == kNone);
   const uint32_t parent = node_[slot].parent;
   if (parent == kNone) return;
   const uint32_t prev = node_[slot].prev_sibling, next = node_[slot].next_sibling;
@@ -82,6 +87,7 @@ void LevelOrder::unlink(uint32_t slot) {
 }
 
 void LevelOrder::remove_entry(uint32_t slot) {
+  if (node_[slot].parent == kNone && node_[slot].level > 0) --deep_roots_;
   Segment& seg = levels_[node_[slot].level];
   const uint32_t i = node_[slot].entry;
   const uint32_t last = seg.begin + seg.count - 1;
@@ -108,6 +114,7 @@ void LevelOrder::insert_entry(uint32_t slot, uint32_t level) {
   node_[slot].level = level;
   note_rewritten(i, i + 1);
   ++live_;
+  if (node_[slot].parent == kNone && level > 0) ++deep_roots_;
 }
 
 void LevelOrder::relocate(uint32_t level, uint32_t capacity) {
@@ -180,6 +187,7 @@ void LevelOrder::take_moved() {
   relinked_.clear();
   rewritten_.clear();
   layout_changed_ = false;
+  compacted_ = 0;
   if (++moved_epoch_ == 0) {
     std::fill(moved_stamp_.begin(), moved_stamp_.end(), 0);
     moved_epoch_ = 1;
@@ -233,10 +241,19 @@ void LevelOrder::detect_cycles(const std::vector<uint32_t>& starts) {
   }
 }
 
-void LevelOrder::relevel_subtree(uint32_t top) {
-  // Breadth first (parents still placed before their children): the entities a few places
-  // ahead are known, so their scattered lines are asked for while this one is placed. A moved
-  // subtree of thousands cost ~200 ns an entity in misses met one at a time.
+void LevelOrder::queue_slack(uint32_t slot) {
+  if (queued_[slot]) return;
+  queued_[slot] = 1;
+  slack_.push_back(slot);
+}
+
+// Moves down whatever below `top` now stands at or above its parent's level, breadth first
+// (parents still placed before their children), and stops where a child is deeper already: the
+// rest of that subtree keeps its levels. Children apply() has not placed yet read as kNone and
+// are left to it. The entities a few places ahead are known, so their scattered lines are asked
+// for while this one moves: a moved subtree of thousands cost ~200 ns an entity in misses met
+// one at a time.
+void LevelOrder::push_below(uint32_t top) {
   constexpr size_t kAhead = 8;
   std::vector<uint32_t>& queue = walk_;
   queue.clear();
@@ -250,17 +267,72 @@ void LevelOrder::relevel_subtree(uint32_t top) {
       if (node_[ahead].first_child != kNone) __builtin_prefetch(&node_[node_[ahead].first_child]);
     }
     const uint32_t v = queue[k];
-    const uint32_t p = node_[v].parent;
-    const uint32_t level = p == kNone ? 0 : node_[p].level + 1;
-    if (node_[v].level != level) {
-      if (node_[v].level != kNone) remove_entry(v);
-      insert_entry(v, level);
-    }
-    note_moved(v);
-    node_[v].stamp = stamp_base_ + 5;
-    for (uint32_t c = node_[v].first_child; c != kNone; c = node_[c].next_sibling)
+    const uint32_t level = node_[v].level;
+    for (uint32_t c = node_[v].first_child; c != kNone; c = node_[c].next_sibling) {
+      if (node_[c].level == kNone || node_[c].level > level) continue;
+      remove_entry(c);
+      insert_entry(c, level + 1);
+      note_moved(c);
       queue.push_back(c);
+    }
   }
+}
+
+// An edited slot, whose parent is placed: it stays at the level it held when that is still
+// deeper than its parent (any level for a root), else it goes one below its parent and pushes
+// its subtree down as far as needed.
+void LevelOrder::place(uint32_t slot) {
+  const uint32_t p = node_[slot].parent;
+  const uint32_t need = p == kNone ? 0 : node_[p].level + 1;
+  const uint32_t held = held_[slot];
+  held_[slot] = kNone;
+  const bool keep = held != kNone && held >= need;
+  insert_entry(slot, keep ? held : need);
+  note_moved(slot);
+  if (keep && held > need) queue_slack(slot);
+  // Kept where it was, its children stand below it already; placed deeper (or new), those it
+  // kept from before may not.
+  if (!keep) push_below(slot);
+}
+
+// Places an edited slot, after its edited ancestors that are not placed yet (their levels
+// decide its own): parents before children, each once.
+void LevelOrder::place_edited(uint32_t slot) {
+  if (node_[slot].level != kNone) return;
+  path_.clear();
+  for (uint32_t v = slot; v != kNone && node_[v].level == kNone; v = node_[v].parent)
+    path_.push_back(v);
+  for (auto it = path_.rbegin(); it != path_.rend(); ++it) place(*it);
+}
+
+uint32_t LevelOrder::compact(uint32_t most) {
+  if (drifted() && most > 0) most = UINT32_MAX;
+  uint32_t moved = 0;
+  while (moved < most && slack_head_ < slack_.size()) {
+    const uint32_t v = slack_[slack_head_++];
+    queued_[v] = 0;
+    const uint32_t level = node_[v].level;
+    if (level == kNone) continue;  // died since
+    const uint32_t p = node_[v].parent;
+    const uint32_t need = p == kNone ? 0 : node_[p].level + 1;
+    if (level <= need) continue;  // placed exactly since, by an edit or a push
+    remove_entry(v);
+    insert_entry(v, need);
+    ++moved;
+    // Each child stood below the old level, so each has slack now.
+    for (uint32_t c = node_[v].first_child; c != kNone; c = node_[c].next_sibling)
+      queue_slack(c);
+  }
+  compacted_ += moved;
+  if (slack_head_ == slack_.size()) {
+    slack_.clear();
+    slack_head_ = 0;
+    exact_levels_ = level_count();
+  } else if (slack_head_ > 4096 && slack_head_ > slack_.size() / 2) {
+    slack_.erase(slack_.begin(), slack_.begin() + static_cast<std::ptrdiff_t>(slack_head_));
+    slack_head_ = 0;
+  }
+  return moved;
 }
 
 void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> structural) {
@@ -278,6 +350,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   // Take them out of the order (level == kNone marks an edited slot until it is placed again)
   // and resolve their Parent afresh.
   auto detach = [&](uint32_t s) {
+    held_[s] = node_[s].level;
     if (node_[s].level != kNone) remove_entry(s);
     unlink(s);
   };
@@ -317,18 +390,10 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     if (attached) link(s, node_[s].up);
   }
 
-  // Place every edited slot by relevelling its subtree, unless its parent is an edited slot
-  // not placed yet (whose own relevel reaches it) or an earlier relevel reached it already. A
-  // parent's level may still change afterwards, when an edited ancestor further up is placed
-  // later; that ancestor's relevel then walks through this subtree again and corrects it. So
-  // nothing walks up to the root, and each slot is placed at most twice.
-  const uint32_t placed = stamp_base_ + 5;
-  for (uint32_t s : alive) {
-    if (node_[s].stamp == placed) continue;
-    const uint32_t p = node_[s].parent;
-    if (p != kNone && node_[p].level == kNone) continue;
-    relevel_subtree(s);
-  }
+  // Place every edited slot, parents first. A dead one forgets its level.
+  for (uint32_t s : edited)
+    if (!store.alive_at(s)) held_[s] = kNone;
+  for (uint32_t s : alive) place_edited(s);
   relinked_.insert(relinked_.end(), alive.begin(), alive.end());
 }
 
@@ -382,6 +447,7 @@ void LevelOrder::rebuild(const EntityStore& store) {
     entries_[seg.begin + seg.count++] = s;
   }
   live_ = static_cast<uint32_t>(alive.size());
+  exact_levels_ = level_count();
   layout_changed_ = true;
   rewritten_.push_back({0, at});
 }

@@ -1,11 +1,23 @@
 // The depth order, kept up to date edit by edit: what sort_by_depth() computes from scratch, but
 // maintained so that a frame that creates, destroys or re-parents k entities costs O(k + the
-// subtrees that move + the ancestors of the edited entities) instead of O(N).
+// entities that must move deeper + the ancestors of the edited entities) instead of O(N).
 //
-// Every live entity stands at a level (roots 0, attached children one below their parent) with
-// exactly the rules of depth_order.h: a Parent that names no live entity, or one on a parenting
-// cycle, leaves the entity at the root; entities hanging below a cycle keep their parent; the
-// levels are a pure function of the current Parent components, whatever the order of edits.
+// Every live entity stands at a level, and an attached child stands at a deeper level than its
+// parent: that is all the passes need (each level's parents are written by an earlier
+// dispatch). The attachment follows exactly the rules of depth_order.h: a Parent that names no
+// live entity, or one on a parenting cycle, leaves the entity at the root (detached, evaluated
+// as a root); entities hanging below a cycle keep their parent; which entity is attached to
+// which is a pure function of the current Parent components, whatever the order of edits.
+//
+// Levels are not always depths. An edited entity keeps its level when that is still below its
+// new parent (or it is now a root): a despawned parent's children become roots where they
+// stand, and their subtrees do not move; an entity re-parented higher up keeps its subtree where
+// it is. Only an entity that must move deeper moves, with the part of its subtree that it would
+// otherwise meet. The slack this leaves (a level deeper than the parent's + 1, or a root below
+// level 0) is queued, and compact() takes it out a bounded number of entities at a time, top
+// down; with the queue empty, every level is the depth sort_by_depth() gives. Roots below level
+// 0 are counted (deep_roots()): a pass over such a level must test kFlagWorldFinal instead of
+// multiplying every entity by its parent.
 //
 // The order itself is a flat array of store slots holding one segment per level. Each segment
 // has slack: an entity joining a level is appended in place; a full segment moves to the end of
@@ -16,8 +28,9 @@
 // data stays at its slot and never moves.
 //
 // Cost of an edit: detecting whether it closes a cycle walks up from the entity to the first
-// ancestor already known this frame (O(depth) for the first edit below a deep chain), and moving
-// a subtree costs its size. Cycles made or broken cost their length.
+// ancestor already known this frame (O(depth) for the first edit below a deep chain); an entity
+// placed deeper than before pushes down the part of its subtree that stood at or above its new
+// level. Cycles made or broken cost their length.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +59,20 @@ class LevelOrder {
   // parent changed (the moved subtrees, new entities) are appended to moved(); dead slots leave
   // the order.
   void apply(const EntityStore& store, std::span<const uint32_t> structural);
+  // Moves up to `most` entities up toward their depth (the queued slack, oldest first, each
+  // entity's parent before its children), all of them once drifted(), and returns how many
+  // moved. Any budget leaves a valid order; an unlimited one (UINT32_MAX) leaves the exact
+  // depths; 0 moves nothing, drifted or not. Moves land in rewritten(), not in moved(): an
+  // entity moved up keeps its parent and its LocalToWorld.
+  uint32_t compact(uint32_t most);
+  // Whether the levels stand more than twice as deep (plus 64) as when the order was last exact
+  // (after a rebuild, or when compaction emptied its queue): compact() is falling behind edits
+  // that keep leaving slack (a chain losing its head every frame while it grows at its foot
+  // needs the whole chain moved every frame to stay exact, so no smaller budget keeps up).
+  // Catching up at once costs what exact levels would have cost in one frame, at most once per
+  // exact-depth-plus-64 levels of drift, rather than levels (the passes' dispatches) growing
+  // without bound.
+  bool drifted() const { return level_count() > 2 * exact_levels_ + 64; }
   // Forgets everything (the next apply must be a rebuild).
   void clear();
 
@@ -86,7 +113,13 @@ class LevelOrder {
   uint32_t cycles_broken() const { return cycle_count_; }
   uint32_t entities_on_cycles() const { return on_cycles_; }
   uint32_t unknown_parents() const { return unknown_parents_; }
-  uint32_t roots() const { return levels_.empty() ? 0 : levels_[0].count; }
+  uint32_t roots() const { return (levels_.empty() ? 0 : levels_[0].count) + deep_roots_; }
+  // Roots (detached entities) standing below level 0.
+  uint32_t deep_roots() const { return deep_roots_; }
+  // Entities queued for compact(): an upper bound on those standing deeper than their depth.
+  size_t slack_queued() const { return slack_.size() - slack_head_; }
+  // Entities compact() moved since take_moved().
+  uint32_t compacted() const { return compacted_; }
 
  private:
   void grow_slots(uint32_t slots);
@@ -99,7 +132,10 @@ class LevelOrder {
   void insert_entry(uint32_t slot, uint32_t level);
   void relocate(uint32_t level, uint32_t capacity);
   void lay_out_afresh(uint32_t slack_divisor);
-  void relevel_subtree(uint32_t top);
+  void place_edited(uint32_t slot);
+  void place(uint32_t slot);
+  void push_below(uint32_t top);
+  void queue_slack(uint32_t slot);
   void note_rewritten(uint32_t begin, uint32_t end);
   void note_moved(uint32_t slot);
   bool next_stamp();
@@ -121,6 +157,8 @@ class LevelOrder {
   SlotVector<uint32_t> cycle_;    // the cycle the slot is a member of, or kNone
   SlotVector<uint8_t> unknown_;   // Parent names no live entity
   SlotVector<uint32_t> moved_stamp_;
+  SlotVector<uint32_t> held_;     // an edited slot's level before apply() took it out, or kNone
+  SlotVector<uint8_t> queued_;    // in slack_
   uint32_t stamp_base_ = 0;
   uint32_t moved_epoch_ = 1;
 
@@ -136,10 +174,18 @@ class LevelOrder {
   uint32_t cycle_count_ = 0;
   uint32_t on_cycles_ = 0;
   uint32_t unknown_parents_ = 0;
+  uint32_t deep_roots_ = 0;
+
+  // Slots that may stand deeper than their depth, oldest first: [slack_head_, size).
+  std::vector<uint32_t> slack_;
+  size_t slack_head_ = 0;
+  uint32_t compacted_ = 0;
+  uint32_t exact_levels_ = 0;  // level_count() when the queue was last empty
 
   std::vector<uint32_t> moved_;
   std::vector<uint32_t> relinked_;
-  std::vector<uint32_t> walk_;  // relevel_subtree's queue, kept for its capacity
+  std::vector<uint32_t> walk_;  // push_below's queue, kept for its capacity
+  std::vector<uint32_t> path_;  // place_edited's
   std::vector<std::pair<uint32_t, uint32_t>> rewritten_;
   bool layout_changed_ = false;
 };

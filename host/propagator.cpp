@@ -77,6 +77,9 @@ Status Propagator::update(EntityStore& store) {
   } else {
     m.order.take_moved();
     m.order.apply(store, changes.structural);
+    m.order.compact(m.options.compact_per_frame);
+    m.stats.compacted_entities = m.order.compacted();
+    m.stats.slack_entities = static_cast<uint32_t>(m.order.slack_queued());
     st = m.incremental_pack(store, changes);
   }
   // A scene the Affine3x4 output cannot hold: refused after packing (which counted what every

@@ -123,6 +123,9 @@ uint32_t Propagator::Impl::scene_features() const {
   if (frozen_projective && feature_entities[std::countr_zero(gpu::kFeatureStatic)])
     f |= gpu::kFeatureProjective;
   if (skip_unchanged) f |= gpu::kFeatureSkip;
+  // A root left below level 0 by an edit (hierarchy/level_order.h) keeps its own matrix in a
+  // dispatch of attached entities.
+  if (order.deep_roots()) f |= gpu::kFeatureFinalTest;
   return f;
 }
 
@@ -227,10 +230,15 @@ Status Propagator::Impl::prepare_passes() {
     if (step.kind == Step::Chain) ++stats.chain_steps;
     if (step.kind == Step::Bundle) ++stats.bundle_steps;
     // Warming: each variant with and without skipping, and a wide level's features walked
-    // narrow, as a work list of it is.
+    // narrow, as a work list of it is; below the roots, each also testing which entities keep
+    // their own matrix, as the first frame that despawns a parent needs (its children stay
+    // where they stand as roots: hierarchy/level_order.h).
     auto prepare = [&](Pass p, Addressing a) {
       if (Status st = pipes.prepare(p, a, f); !st || !warm) return st;
-      return pipes.prepare(p, a, f ^ gpu::kFeatureSkip);
+      if (Status st = pipes.prepare(p, a, f ^ gpu::kFeatureSkip); !st) return st;
+      if (!(f & gpu::kFeatureParents) || (f & gpu::kFeatureFinalTest)) return ok_status();
+      if (Status st = pipes.prepare(p, a, f | gpu::kFeatureFinalTest); !st) return st;
+      return pipes.prepare(p, a, (f | gpu::kFeatureFinalTest) ^ gpu::kFeatureSkip);
     };
     Status st = ok_status();
     switch (step.kind) {

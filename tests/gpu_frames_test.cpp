@@ -27,6 +27,7 @@ TEST_P(GpuFrames, EveryFrameOfMixedEditsMatchesTheReference) {
   ASSERT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
   const uint32_t first_pieces = gpu.last_frame().slot_pieces;
   uint32_t structural = 0, quiet = 0, cycles = 0, resolved = 0, work_lists = 0, whole = 0;
+  uint32_t deep_roots = 0, compacted = 0;
   for (int frame = 1; frame <= 300; ++frame) {
     // Two frames in ten without edits: the first still bakes the Statics new in the frame
     // before it, the second has nothing at all to do.
@@ -59,9 +60,17 @@ TEST_P(GpuFrames, EveryFrameOfMixedEditsMatchesTheReference) {
       ++quiet;
       EXPECT_EQ(fs.dirty_entities, 0u) << what;
       EXPECT_EQ(fs.evaluated_entities, 0u) << what;
-      EXPECT_EQ(fs.upload_bytes, 0u) << what;
+      // Only the order's entries compaction moved, if any.
+      EXPECT_EQ(fs.staged_entities, 0u) << what;
+      if (fs.compacted_entities == 0) {
+        EXPECT_EQ(fs.upload_bytes, 0u) << what;
+      } else {
+        EXPECT_LE(fs.upload_bytes, 8u * fs.order_entries_uploaded) << what;
+      }
     }
     work_lists += fs.dirty_entities && !fs.full_pass;
+    deep_roots = std::max(deep_roots, gpu.order().deep_roots());
+    compacted += fs.compacted_entities;
     whole += fs.full_pass && !fs.full_upload;
   }
   // The sequence reached what it is meant to exercise.
@@ -74,6 +83,18 @@ TEST_P(GpuFrames, EveryFrameOfMixedEditsMatchesTheReference) {
     EXPECT_GE(first_pieces, 5u) << "1,500 slots in pieces of " << cap / 64 << " slots";
     EXPECT_GT(fs.slot_pieces, first_pieces) << "the scene grew by pieces";
     EXPECT_LE(fs.largest_buffer_bytes, cap);
+  }
+  // Compaction a few entities a frame or none leaves roots below level 0 for the passes.
+  if (GetParam().options.compact_per_frame < 16) {
+    EXPECT_GE(deep_roots, 1u);
+  }
+  if (GetParam().options.compact_per_frame == UINT32_MAX) {
+    EXPECT_EQ(deep_roots, 0u);
+  }
+  if (GetParam().options.compact_per_frame == 0) {
+    EXPECT_EQ(compacted, 0u);
+  } else {
+    EXPECT_GE(compacted, 10u);
   }
   const uint32_t max = GetParam().options.work_list_max;
   if (max == 0) {
@@ -131,6 +152,73 @@ TEST_P(GpuFrames, ValuesAloneAndWholeEntitiesInOneFrameMatchTheReference) {
   EXPECT_EQ(gpu.last_frame().staged_entities, 2u);
 }
 
+// Plain entities only (Translation, Rotation, Scale: no override or Static asks the passes to
+// test which entity keeps its own matrix), then parents despawned and subtrees re-parented
+// higher up, never compacted: the children become roots where they stand (a chain's middle, a
+// bundle's, a wide level's) and every pass must keep their own matrices there, then compaction
+// brings them up a few a frame.
+TEST_P(GpuFrames, RootsLeftBelowLevelZeroKeepTheirOwnMatrices) {
+  EntityStore store;
+  ValueSource v(57);
+  auto plain = [&](EntityId e) {
+    store.create(e);
+    store.set_translation(e, v.vec(3));
+    store.set_rotation(e, v.unit_quat());
+    if (e % 3 == 0) store.set_scale(e, 0.5f + 0.5f * float(v.below(3)));
+  };
+  // A chain of 300 (ids 0..299), a bundle of 4 chains of 120 (1000 + 4 * level + p) under a
+  // root (999), and a forest of 3,000 below a root (5000).
+  for (EntityId e = 0; e < 300; ++e) {
+    plain(e);
+    if (e) store.set_parent(e, e - 1);
+  }
+  plain(999);
+  for (EntityId l = 0; l < 120; ++l)
+    for (EntityId p = 0; p < 4; ++p) {
+      plain(1000 + 4 * l + p);
+      store.set_parent(1000 + 4 * l + p, l ? 1000 + 4 * (l - 1) + p : 999);
+    }
+  plain(5000);
+  for (EntityId e = 5001; e < 8000; ++e) {
+    plain(e);
+    store.set_parent(e, 5000 + v.below(e - 5000));
+  }
+  PropagatorOptions options = GetParam().options;
+  options.compact_per_frame = 0;
+  Propagator gpu = make_propagator(ctx(), options);
+  CpuReference cpu;
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+  EXPECT_EQ(gpu.order().deep_roots(), 0u);
+
+  store.destroy(100);                             // 101..299 hang from a root at level 101
+  store.destroy(1000 + 4 * 50 + 2);               // one chain of the bundle, from level 52
+  for (EntityId e = 5100; e < 5400; e += 7) store.destroy(e);  // forest parents
+  store.set_parent(1000 + 4 * 80 + 1, 999);       // re-parented higher up: stays deeper
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "parents despawned"), 1.0);
+  EXPECT_GE(gpu.order().deep_roots(), 3u);
+  EXPECT_EQ(gpu.last_frame().compacted_entities, 0u);
+  EXPECT_EQ(gpu.order().level_of(store.slot_of(101)), 101u) << "a root where it stood";
+
+  // Values above and below the roots left deep, on a root, and a root moved again.
+  for (int frame = 0; frame < 4; ++frame) {
+    for (EntityId e : {0u, 99u, 101u, 250u, 1000u + 4 * 51 + 2, 1000u + 4 * 60 + 2, 999u, 5000u})
+      if (store.contains(e)) store.set_translation(e, v.vec(3));
+    if (frame == 2) store.set_parent(200, 5000);  // higher up: 200.. keep their levels
+    const std::string what = "values frame " + std::to_string(frame);
+    ASSERT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+  }
+
+  // Compaction on: the same scene a few entities a frame, then all of it.
+  options.compact_per_frame = PropagatorOptions{}.compact_per_frame;
+  Propagator compacting = make_propagator(ctx(), options);
+  ASSERT_LE(frame_and_compare(compacting, cpu, store, "another propagator, first frame"), 1.0);
+  store.destroy(1);
+  store.destroy(1000 + 4 * 10 + 3);
+  ASSERT_LE(frame_and_compare(compacting, cpu, store, "despawned, compacted"), 1.0);
+  EXPECT_EQ(compacting.order().deep_roots(), 0u) << "512 a frame: the roots first";
+  EXPECT_GT(compacting.last_frame().compacted_entities, 100u);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Strategies, GpuFrames,
     ::testing::Values(Strategy{"Default", {}},
@@ -144,6 +232,14 @@ INSTANTIATE_TEST_SUITE_P(
                                {.narrow_walk = NarrowWalk::SingleInvocation,
                                 .subgroup_chains = false}},
                       Strategy{"GeneralShaders", {.specialize = false}},
+                      // Levels left deeper than depths (despawned parents' children roots where
+                      // they stand, re-parented subtrees kept in place): never compacted, a few
+                      // entities a frame, and exact after every frame.
+                      Strategy{"LazyLevelsNeverCompacted", {.compact_per_frame = 0}},
+                      Strategy{"LazyLevelsCompactedFewAFrameSingleInvocation",
+                               {.compact_per_frame = 3,
+                                .narrow_walk = NarrowWalk::SingleInvocation}},
+                      Strategy{"ExactLevelsEveryFrame", {.compact_per_frame = UINT32_MAX}},
                       // 256 slots a piece (16 KiB of LocalToWorld): device addresses through
                       // the piece tables, every kind of frame.
                       Strategy{"TinyPieces", {.max_buffer_bytes = kMinBufferBytes}},

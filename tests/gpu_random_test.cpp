@@ -17,7 +17,10 @@ TEST_F(GpuRandom, RandomScenesMatchTheReferenceOverValueAndHierarchyFrames) {
     ValueSource v(seed);
     const uint32_t n = 20000;
     build_random_scene(store, n, 64, v);
-    Propagator gpu = make_propagator(ctx());
+    // Seeds 2 and 3 leave the levels the hierarchy frame deepens (despawned parents' children
+    // roots where they stand) as they are, or compact a few a frame.
+    const uint32_t compact = seed == 1 ? PropagatorOptions{}.compact_per_frame : seed == 2 ? 0 : 7;
+    Propagator gpu = make_propagator(ctx(), {.compact_per_frame = compact});
     CpuReference cpu;
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
 
@@ -42,6 +45,9 @@ TEST_F(GpuRandom, RandomScenesMatchTheReferenceOverValueAndHierarchyFrames) {
     }
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "hierarchy frame"), 1.0);
     EXPECT_TRUE(gpu.last_frame().hierarchy_changed);
+    if (seed > 1) {
+      EXPECT_GT(gpu.order().deep_roots(), 0u);
+    }
     EXPECT_FALSE(gpu.last_frame().full_upload) << "structural edits upload what they touch";
 
     // Statics baked last frame now read back frozen; new Statics and overrides appear.
@@ -116,13 +122,17 @@ TEST_F(GpuRandom, PointerJumpingMatchesTheReferenceOnDeepScenesOverFrames) {
   // then finds its parents final, as a run's first level does), and with every buffer at most
   // 16 KiB: every array in pieces (the order, the levels, the rare and frozen tables...) and
   // runs cut to what one scratch buffer holds (117 entities).
+  // And with the levels edits leave deeper than depths never compacted: runs then hold roots
+  // below their first level and children more than one level below their parents.
   struct Case {
     const char* what;
     uint32_t run_max;
     uint64_t buffer_max;
+    uint32_t compact = PropagatorOptions{}.compact_per_frame;
   };
   for (const Case c : {Case{"whole runs", 0, 0}, Case{"runs of at most 500", 500, 0},
-                       Case{"16 KiB buffers", 0, kMinBufferBytes}}) {
+                       Case{"16 KiB buffers", 0, kMinBufferBytes},
+                       Case{"levels never compacted", 0, 0, 0}}) {
     SCOPED_TRACE(c.what);
     EntityStore store;
     ValueSource v(41);
@@ -138,7 +148,8 @@ TEST_F(GpuRandom, PointerJumpingMatchesTheReferenceOnDeepScenesOverFrames) {
       depth[i] = depth[parent] + 1;
       store.set_parent(i, parent);
     }
-    Propagator gpu = make_propagator(ctx(), {.narrow_walk = NarrowWalk::Jump,
+    Propagator gpu = make_propagator(ctx(), {.compact_per_frame = c.compact,
+                                             .narrow_walk = NarrowWalk::Jump,
                                              .jump_run_max_entities = c.run_max,
                                              .max_buffer_bytes = c.buffer_max});
     CpuReference cpu;
@@ -164,6 +175,9 @@ TEST_F(GpuRandom, PointerJumpingMatchesTheReferenceOnDeepScenesOverFrames) {
       skipping_jumps += gpu.last_frame().skip_unchanged && gpu.last_frame().jump_runs > 0;
     }
     EXPECT_GE(skipping_jumps, 1u) << "runs jumped with dirty bits, clean entities left alone";
+    if (c.compact == 0) {
+      EXPECT_GT(gpu.order().deep_roots(), 0u);
+    }
   }
 }
 

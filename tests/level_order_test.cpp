@@ -33,29 +33,53 @@ Truth truth_of(const EntityStore& store, const DepthOrder& d) {
   return t;
 }
 
-// Everything LevelOrder promises, checked against the from-scratch sort.
+// Everything LevelOrder promises, checked against the from-scratch sort: the same entities,
+// attachments and counts; every attached entity below its parent's level; with nothing queued
+// for compaction, exactly the sort's levels.
 void expect_matches_sort(const EntityStore& store, const LevelOrder& order, const char* when) {
   const DepthOrder d = sort_by_depth(store);
   const Truth t = truth_of(store, d);
   ASSERT_EQ(order.size(), d.size()) << when;
-  ASSERT_EQ(order.level_count(), d.level_count()) << when;
   EXPECT_EQ(order.cycles_broken(), d.cycles_broken) << when;
   EXPECT_EQ(order.entities_on_cycles(), d.entities_on_cycles) << when;
   EXPECT_EQ(order.unknown_parents(), d.unknown_parents) << when;
   EXPECT_EQ(order.roots(), d.roots) << when;
-  for (uint32_t s = 0; s < store.slot_capacity(); ++s) {
-    ASSERT_EQ(order.level_of(s), t.level[s]) << when << ": slot " << s;
-    ASSERT_EQ(order.parent_of(s), t.parent[s]) << when << ": slot " << s;
+  const bool exact = order.slack_queued() == 0;
+  if (exact) {
+    ASSERT_EQ(order.level_count(), d.level_count()) << when;
+  } else {
+    ASSERT_GE(order.level_count(), d.level_count()) << when;
   }
+  std::vector<uint32_t> per_level(order.level_count(), 0);
+  uint32_t deep_roots = 0;
+  for (uint32_t s = 0; s < store.slot_capacity(); ++s) {
+    ASSERT_EQ(order.parent_of(s), t.parent[s]) << when << ": slot " << s;
+    const uint32_t level = order.level_of(s);
+    if (t.level[s] == kNone) {
+      ASSERT_EQ(level, kNone) << when << ": dead slot " << s;
+      continue;
+    }
+    ASSERT_LT(level, order.level_count()) << when << ": slot " << s;
+    ++per_level[level];
+    if (t.parent[s] != kNone) {
+      ASSERT_GT(level, order.level_of(t.parent[s])) << when << ": slot " << s << " not below its parent";
+    } else if (level > 0) {
+      ++deep_roots;
+    }
+    if (exact) {
+      ASSERT_EQ(level, t.level[s]) << when << ": slot " << s << " with nothing queued";
+    }
+  }
+  EXPECT_EQ(order.deep_roots(), deep_roots) << when;
   // Each segment holds exactly its level's slots, and entry_of points back.
   for (uint32_t l = 0; l < order.level_count(); ++l) {
     const LevelOrder::Segment seg = order.levels()[l];
-    ASSERT_EQ(seg.count, d.level_offsets[l + 1] - d.level_offsets[l]) << when << ": level " << l;
+    ASSERT_EQ(seg.count, per_level[l]) << when << ": level " << l;
     ASSERT_LE(seg.count, seg.capacity);
     for (uint32_t k = 0; k < seg.count; ++k) {
       const uint32_t s = order.entries()[seg.begin + k];
       ASSERT_NE(s, kNone) << when;
-      ASSERT_EQ(t.level[s], l) << when;
+      ASSERT_EQ(order.level_of(s), l) << when;
       ASSERT_EQ(order.entry_of(s), seg.begin + k) << when;
     }
   }
@@ -72,16 +96,21 @@ void expect_matches_sort(const EntityStore& store, const LevelOrder& order, cons
   }
 }
 
-uint32_t apply_frame(EntityStore& store, LevelOrder& order) {
+// One frame's edits, then at most `compact` entities moved toward their depth.
+uint32_t apply_frame(EntityStore& store, LevelOrder& order, uint32_t compact = UINT32_MAX) {
   const StoreChanges changes = store.take_changes();
   order.take_moved();
   order.apply(store, changes.structural);
+  order.compact(compact);
   return static_cast<uint32_t>(changes.structural.size());
 }
 
 TEST(LevelOrder, MatchesTheSortAfterEveryFrameOfRandomEdits) {
-  uint32_t most_cycles = 0, most_unknown = 0, deepest = 0;
-  for (uint64_t seed = 1; seed <= 6; ++seed) {
+  uint32_t most_cycles = 0, most_unknown = 0, deepest = 0, most_deep_roots = 0;
+  size_t most_queued = 0;
+  // Compaction never, a few entities a frame, and all of it every frame.
+  for (uint64_t seed = 1; seed <= 9; ++seed) {
+    const uint32_t compact = seed % 3 == 0 ? 0 : seed % 3 == 1 ? 3 : UINT32_MAX;
     std::mt19937_64 rng(seed);
     const uint32_t ids = seed % 2 ? 60 : 400;  // few ids: many cycles; more: deeper trees
     auto pick = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
@@ -103,50 +132,200 @@ TEST(LevelOrder, MatchesTheSortAfterEveryFrameOfRandomEdits) {
           default: store.set_parent(id, pick(ids + ids / 8)); break;  // unknown ids too
         }
       }
-      apply_frame(store, order);
+      apply_frame(store, order, compact);
       const std::string when = "seed " + std::to_string(seed) + " frame " + std::to_string(frame);
       expect_matches_sort(store, order, when.c_str());
       if (HasFatalFailure()) return;
       most_cycles = std::max(most_cycles, order.cycles_broken());
       most_unknown = std::max(most_unknown, order.unknown_parents());
+      most_deep_roots = std::max(most_deep_roots, order.deep_roots());
+      most_queued = std::max(most_queued, order.slack_queued());
       deepest = std::max(deepest, order.level_count());
     }
+    // Whatever was left, compaction ends at the exact depths.
+    order.compact(UINT32_MAX);
+    EXPECT_EQ(order.slack_queued(), 0u);
+    expect_matches_sort(store, order, "compacted at the end");
   }
   // The edits did reach the cases that matter.
   EXPECT_GE(most_cycles, 2u);
   EXPECT_GE(most_unknown, 2u);
   EXPECT_GE(deepest, 6u);
+  EXPECT_GE(most_deep_roots, 2u);
+  EXPECT_GE(most_queued, 10u);
 }
 
-// Every slot whose level or attached parent changed is listed in moved(), with its subtree.
-TEST(LevelOrder, MovedListsEveryEntityWhoseChainChanged) {
-  std::mt19937_64 rng(7);
+// Every slot whose level or attached parent an apply() changed is listed in moved(), and only
+// those and the edited slots; compaction's moves up are not (they change neither the parent nor
+// the LocalToWorld).
+TEST(LevelOrder, MovedListsEveryEntityWhoseLevelOrParentChanged) {
+  for (const uint32_t compact : {0u, 5u, UINT32_MAX}) {
+    std::mt19937_64 rng(7);
+    EntityStore store;
+    LevelOrder order;
+    for (uint32_t id = 0; id < 300; ++id) store.create(id);
+    for (uint32_t id = 1; id < 300; ++id) store.set_parent(id, static_cast<EntityId>(rng() % id));
+    (void)store.take_changes();
+    order.rebuild(store);
+    uint32_t moved_in_all = 0;
+    for (int frame = 0; frame < 60; ++frame) {
+      std::vector<uint32_t> level(store.slot_capacity()), parent(store.slot_capacity());
+      for (uint32_t s = 0; s < store.slot_capacity(); ++s) {
+        level[s] = order.level_of(s);
+        parent[s] = order.parent_of(s);
+      }
+      std::set<uint32_t> edited;
+      for (int e = 0; e < 3; ++e) {
+        const EntityId id = static_cast<EntityId>(rng() % 300);
+        store.set_parent(id, static_cast<EntityId>(rng() % 300));
+        edited.insert(store.slot_of(id));
+      }
+      const StoreChanges changes = store.take_changes();
+      order.take_moved();
+      order.apply(store, changes.structural);
+      const std::set<uint32_t> moved(order.moved().begin(), order.moved().end());
+      EXPECT_EQ(moved.size(), order.moved().size()) << "each once";
+      for (uint32_t s = 0; s < store.slot_capacity(); ++s) {
+        const bool changed = order.level_of(s) != level[s] || order.parent_of(s) != parent[s];
+        if (changed) {
+          EXPECT_TRUE(moved.count(s)) << "frame " << frame << ": slot " << s;
+        }
+        if (moved.count(s)) {
+          EXPECT_TRUE(changed || edited.count(s) || order.cycles_broken())
+              << "frame " << frame << ": slot " << s << " listed, unchanged";
+        }
+      }
+      moved_in_all += static_cast<uint32_t>(moved.size());
+      order.take_moved();
+      order.compact(compact);
+      EXPECT_TRUE(order.moved().empty());
+      expect_matches_sort(store, order, "after compaction");
+      if (HasFatalFailure()) return;
+    }
+    EXPECT_GT(moved_in_all, 180u);
+  }
+}
+
+// A despawned parent's children become roots where they stand: neither they nor their subtrees
+// move. Compaction then brings them up, a bounded number a frame, parents before children.
+TEST(LevelOrder, OrphanedSubtreesStayWhereTheyStandUntilCompacted) {
   EntityStore store;
   LevelOrder order;
-  for (uint32_t id = 0; id < 300; ++id) store.create(id);
-  for (uint32_t id = 1; id < 300; ++id) store.set_parent(id, static_cast<EntityId>(rng() % id));
-  (void)store.take_changes();
-  order.rebuild(store);
-  for (int frame = 0; frame < 60; ++frame) {
-    Truth before = truth_of(store, sort_by_depth(store));
-    for (int e = 0; e < 3; ++e) {
-      const EntityId id = static_cast<EntityId>(rng() % 300);
-      store.set_parent(id, static_cast<EntityId>(rng() % 300));
-    }
-    apply_frame(store, order);
-    const Truth after = truth_of(store, sort_by_depth(store));
-    const std::set<uint32_t> moved(order.moved().begin(), order.moved().end());
-    // A chain changed where the entity or any ancestor changed level or parent.
-    for (uint32_t s = 0; s < store.slot_capacity(); ++s) {
-      bool changed = false;
-      for (uint32_t v = s; v != kNone && !changed; v = after.parent[v])
-        changed = v >= before.level.size() || before.level[v] != after.level[v] ||
-                  before.parent[v] != after.parent[v];
-      if (changed) {
-        EXPECT_TRUE(moved.count(s)) << "frame " << frame << ": slot " << s;
-      }
+  for (EntityId id = 1; id <= 5; ++id) {
+    store.create(id);
+    if (id > 1) store.set_parent(id, id - 1);  // 1 - 2 - 3 - 4 - 5
+  }
+  apply_frame(store, order, 0);
+  store.destroy(2);
+  apply_frame(store, order, 0);
+  EXPECT_EQ(std::set<uint32_t>(order.moved().begin(), order.moved().end()),
+            std::set<uint32_t>{store.slot_of(3)});
+  EXPECT_EQ(order.parent_of(store.slot_of(3)), kNone);
+  EXPECT_EQ(order.level_of(store.slot_of(3)), 2u) << "a root where it stood";
+  EXPECT_EQ(order.level_of(store.slot_of(5)), 4u);
+  EXPECT_EQ(order.deep_roots(), 1u);
+  EXPECT_EQ(order.roots(), 2u);
+  expect_matches_sort(store, order, "orphaned, not compacted");
+  order.take_moved();
+  EXPECT_EQ(order.compact(2), 2u);
+  EXPECT_EQ(order.compacted(), 2u);
+  EXPECT_EQ(order.level_of(store.slot_of(3)), 0u);
+  EXPECT_EQ(order.level_of(store.slot_of(4)), 1u);
+  EXPECT_EQ(order.level_of(store.slot_of(5)), 4u) << "beyond the budget: next frame";
+  EXPECT_EQ(order.deep_roots(), 0u);
+  expect_matches_sort(store, order, "compacted in part");
+  EXPECT_EQ(order.compact(UINT32_MAX), 1u);
+  EXPECT_EQ(order.slack_queued(), 0u);
+  expect_matches_sort(store, order, "compacted");
+}
+
+// Moving deeper pushes down only what would stand at or above its new parent's level; a child
+// already deeper stays.
+TEST(LevelOrder, MovingDeeperPushesOnlyWhatMustMove) {
+  EntityStore store;
+  LevelOrder order;
+  // 1 - 2 - 3 - 4, and 4 gets a child 5 after 2 is re-parented to the root: 3 and 4 then stand
+  // a level deeper than their depth.
+  for (EntityId id = 1; id <= 4; ++id) {
+    store.create(id);
+    if (id > 1) store.set_parent(id, id - 1);
+  }
+  apply_frame(store, order, 0);
+  store.remove(2, Component::Parent);  // 2 stays at level 1 as a root
+  apply_frame(store, order, 0);
+  EXPECT_EQ(order.level_of(store.slot_of(4)), 3u);
+  // 10 - 11, then 2 goes below 11: 2 at level 2 (deeper than 1), 3 must go to 3? It stands at
+  // 2: pushed to 3; 4 stands at 3: pushed to 4.
+  store.create(10);
+  store.create(11);
+  store.set_parent(11, 10);
+  apply_frame(store, order, 0);
+  order.take_moved();
+  store.set_parent(2, 11);
+  const StoreChanges changes = store.take_changes();
+  order.apply(store, changes.structural);
+  EXPECT_EQ(order.level_of(store.slot_of(2)), 2u);
+  EXPECT_EQ(order.level_of(store.slot_of(3)), 3u);
+  EXPECT_EQ(order.level_of(store.slot_of(4)), 4u);
+  EXPECT_EQ(order.moved().size(), 3u);
+  expect_matches_sort(store, order, "pushed");
+  // Up again below 10: nothing but 2 moves (it keeps its level, below 10's).
+  order.take_moved();
+  store.set_parent(2, 10);
+  const StoreChanges again = store.take_changes();
+  order.apply(store, again.structural);
+  EXPECT_EQ(std::vector<uint32_t>(order.moved().begin(), order.moved().end()),
+            std::vector<uint32_t>{store.slot_of(2)});
+  EXPECT_EQ(order.level_of(store.slot_of(2)), 2u);
+  EXPECT_EQ(order.level_of(store.slot_of(4)), 4u);
+  expect_matches_sort(store, order, "kept");
+  order.compact(UINT32_MAX);
+  EXPECT_EQ(order.level_of(store.slot_of(4)), 3u);
+  expect_matches_sort(store, order, "compacted");
+}
+
+// A chain that loses its head every frame and grows at its foot never stands exact under a
+// small budget (each frame would move all of it up a level); once its levels stand twice as
+// deep as its depth (plus 64), compaction catches up at once, so the levels stay within that
+// instead of growing a level a frame.
+TEST(LevelOrder, LevelsOfAChainLosingItsHeadEveryFrameStayBounded) {
+  EntityStore store;
+  LevelOrder order;
+  constexpr EntityId kLength = 300;
+  for (EntityId id = 0; id < kLength; ++id) {
+    store.create(id);
+    if (id) store.set_parent(id, id - 1);
+  }
+  apply_frame(store, order);
+  uint32_t most_levels = 0, catch_ups = 0;
+  for (EntityId head = 0; head < 3000; ++head) {
+    store.destroy(head);
+    store.create(head + kLength);
+    store.set_parent(head + kLength, head + kLength - 1);
+    apply_frame(store, order, 4);
+    catch_ups += order.compacted() > kLength / 2;
+    most_levels = std::max(most_levels, order.level_count());
+    if (head % 500 == 0) {
+      expect_matches_sort(store, order, "a chain moving down");
+      if (HasFatalFailure()) return;
     }
   }
+  EXPECT_GE(catch_ups, 2u) << "most of the chain moved up in one frame, now and then";
+  EXPECT_LE(catch_ups, 3000u / kLength) << "not every frame";
+  EXPECT_LE(most_levels, 2 * kLength + 64 + 1);
+  // Without compaction the levels grow a level a frame.
+  LevelOrder lazy;
+  for (EntityId head = 3000; head < 3100; ++head) {
+    store.destroy(head);
+    store.create(head + kLength);
+    store.set_parent(head + kLength, head + kLength - 1);
+    apply_frame(store, head == 3000 ? order : lazy, 0);
+    if (head == 3000) {
+      (void)store.take_changes();
+      lazy.rebuild(store);
+    }
+  }
+  EXPECT_GE(lazy.level_count(), kLength + 90);
 }
 
 TEST(LevelOrder, CycleMembersStandAtRootUntilResolved) {
@@ -228,7 +407,7 @@ TEST(LevelOrder, UnknownParentAttachesWhenItsIdIsCreated) {
   EXPECT_EQ(order.parent_of(store.slot_of(5)), store.slot_of(9));
 }
 
-TEST(LevelOrder, ReparentingMovesOnlyTheSubtree) {
+TEST(LevelOrder, ReparentingHigherUpMovesOnlyTheEntityUntilCompacted) {
   EntityStore store;
   LevelOrder order;
   // Two chains of 50: 0..49 and 100..149.
@@ -243,13 +422,17 @@ TEST(LevelOrder, ReparentingMovesOnlyTheSubtree) {
   (void)store.take_changes();
   order.rebuild(store);
   order.take_moved();
-  store.set_parent(40, 120);  // 40..49 move from levels 40..49 to 21..30
-  apply_frame(store, order);
-  std::set<uint32_t> expected;
-  for (EntityId id = 40; id < 50; ++id) expected.insert(store.slot_of(id));
-  EXPECT_EQ(std::set<uint32_t>(order.moved().begin(), order.moved().end()), expected);
-  EXPECT_EQ(order.level_of(store.slot_of(49)), 30u);
+  store.set_parent(40, 120);  // 40..49 may stay at levels 40..49, below 120 at 20
+  apply_frame(store, order, 0);
+  EXPECT_EQ(std::vector<uint32_t>(order.moved().begin(), order.moved().end()),
+            std::vector<uint32_t>{store.slot_of(40)});
+  EXPECT_EQ(order.level_of(store.slot_of(49)), 49u);
   expect_matches_sort(store, order, "after the move");
+  order.take_moved();
+  EXPECT_EQ(order.compact(UINT32_MAX), 10u);  // to levels 21..30
+  EXPECT_EQ(order.level_of(store.slot_of(49)), 30u);
+  EXPECT_TRUE(order.moved().empty());
+  expect_matches_sort(store, order, "compacted");
 }
 
 TEST(LevelOrder, DestroyedParentsChildrenBecomeRootsAndTheSlotLeaves) {
