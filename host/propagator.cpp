@@ -77,7 +77,9 @@ Status Propagator::update(EntityStore& store) {
   } else {
     m.order.take_moved();
     m.order.apply(store, changes.structural);
-    m.order.compact(m.options.compact_per_frame);
+    // Only beside structural edits: a frame of values alone (most of a game's) or of nothing
+    // pays nothing for the slack earlier frames left.
+    if (!changes.structural.empty()) m.order.compact(m.options.compact_per_frame);
     m.stats.compacted_entities = m.order.compacted();
     m.stats.slack_entities = static_cast<uint32_t>(m.order.slack_queued());
     st = m.incremental_pack(store, changes);

@@ -190,11 +190,12 @@ struct PropagatorOptions {
   // whenever one is possible; tests use both.
   uint32_t work_list_max = 4096;
   // A structural edit leaves levels deeper than depths where that saves moving a subtree (a
-  // despawned parent's children stay where they stand as roots; hierarchy/level_order.h); each
-  // frame then moves at most this many entities back up toward their depth, so the number of
-  // levels (the passes' dispatches) do not drift while no frame pays for a whole subtree; all
-  // of them in the rare frame where the levels stand more than twice as deep (plus 64) as when
-  // they were last exact (LevelOrder::drifted). Measured on a 1M forest: ~0.1 ms a thousand.
+  // despawned parent's children stay where they stand as roots; hierarchy/level_order.h). Each
+  // frame with structural edits then moves at most this many entities back up toward their
+  // depth, so that the levels (the passes' dispatches) do not drift while no frame pays for a
+  // whole subtree; all of them in the rare frame where the levels stand more than twice as deep
+  // (plus 64) as when they were last exact (LevelOrder::drifted). Frames of values alone or of
+  // nothing move none: they stay as cheap. Measured on a 1M forest: ~0.1 ms a thousand.
   // 0: never (levels only deepen until the next full upload); UINT32_MAX: exact depths after
   // every frame, at the cost of the subtrees. Tests use all three.
   uint32_t compact_per_frame = 512;
