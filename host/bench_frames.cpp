@@ -29,6 +29,10 @@ void read_frame_figures(const Propagator& gpu, FrameRecord& r) {
   r.levels = fs.levels;
   r.hierarchy_changed = fs.hierarchy_changed;
   r.evaluated_entities = fs.evaluated_entities;
+  r.staged_entities = fs.staged_entities;
+  r.values_only_entities = fs.values_only_entities;
+  r.moved_entities = fs.moved_entities;
+  r.compacted_entities = fs.compacted_entities;
   r.upload_bytes = fs.upload_bytes;
   r.dispatches = fs.dispatches;
   const Result<StageTimes> times = gpu.stage_times();

@@ -41,6 +41,10 @@ struct FrameRecord {
   uint32_t levels = 0;
   bool hierarchy_changed = false;
   uint32_t evaluated_entities = 0;  // what the passes visited (FrameStats::evaluated_entities)
+  uint32_t staged_entities = 0;     // FrameStats: entities whose bytes were staged,
+  uint32_t values_only_entities = 0;  // ... of which the values alone,
+  uint32_t moved_entities = 0;      // entities the edits moved in the order,
+  uint32_t compacted_entities = 0;  // and those compaction moved up toward their depth
   uint64_t upload_bytes = 0;
   uint32_t dispatches = 0;
   std::vector<GpuStage> gpu_stages;    // empty when the device gives no timestamps

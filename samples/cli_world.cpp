@@ -161,6 +161,7 @@ std::string world_json(const WorldReport& r) {
       staged = {{"entities", f.stats->staged_entities},
                 {"values_only", f.stats->values_only_entities},
                 {"moved", f.stats->moved_entities},
+                {"compacted", f.stats->compacted_entities},
                 {"structural_changes", f.stats->structural_changes},
                 {"upload_bytes", f.stats->upload_bytes},
                 {"evaluated", f.stats->evaluated_entities},

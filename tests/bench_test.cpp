@@ -125,10 +125,17 @@ TEST(Bench, SmallValidatedRunCoversEverySceneAndFrameKind) {
     EXPECT_GT(frames[0].at("upload_bytes").get<uint64_t>(), 0u);
     EXPECT_EQ(frames[1].at("upload_bytes").get<uint64_t>(), 0u);
     EXPECT_EQ(frames[2].at("edited_entities"), 20);  // every 100th of 2,000
+    // ... each its new values alone, nothing moved in the order.
+    EXPECT_EQ(frames[2].at("values_only_entities"), 20);
+    EXPECT_EQ(frames[2].at("staged_entities"), 20);
+    EXPECT_EQ(frames[2].at("moved_entities"), 0);
     if (structural) {
       // A tenth of 2,000 spawned and as many despawned; 100 re-parented.
       EXPECT_EQ(frames[3].at("edited_entities"), 400);
       EXPECT_EQ(frames[3].at("entities"), 2000);
+      // The new and the orphaned move; the despawned parents' subtrees below them do not.
+      EXPECT_GE(frames[3].at("moved_entities").get<int>(), 200);
+      EXPECT_LE(frames[3].at("moved_entities").get<int>(), 400);
       EXPECT_EQ(frames[4].at("edited_entities"), 100);
       // The subtree nearest a tenth: a few hundred entities, never the whole scene.
       EXPECT_GT(frames[5].at("edited_entities").get<int>(), 0);
