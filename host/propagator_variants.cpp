@@ -233,24 +233,30 @@ Status Propagator::Impl::prepare_passes() {
     // narrow, as a work list of it is; below the roots, each also testing which entities keep
     // their own matrix, as the first frame that despawns a parent needs (its children stay
     // where they stand as roots: hierarchy/level_order.h).
-    auto prepare = [&](Pass p, Addressing a) {
-      if (Status st = pipes.prepare(p, a, f); !st || !warm) return st;
-      if (Status st = pipes.prepare(p, a, f ^ gpu::kFeatureSkip); !st) return st;
-      if (!(f & gpu::kFeatureParents) || (f & gpu::kFeatureFinalTest)) return ok_status();
-      if (Status st = pipes.prepare(p, a, f | gpu::kFeatureFinalTest); !st) return st;
-      return pipes.prepare(p, a, (f | gpu::kFeatureFinalTest) ^ gpu::kFeatureSkip);
+    auto prepare_as = [&](Pass p, Addressing a, uint32_t g) {
+      if (Status st = pipes.prepare(p, a, g); !st || !warm) return st;
+      if (Status st = pipes.prepare(p, a, g ^ gpu::kFeatureSkip); !st) return st;
+      if (!(g & gpu::kFeatureParents) || (g & gpu::kFeatureFinalTest)) return ok_status();
+      if (Status st = pipes.prepare(p, a, g | gpu::kFeatureFinalTest); !st) return st;
+      return pipes.prepare(p, a, (g | gpu::kFeatureFinalTest) ^ gpu::kFeatureSkip);
     };
+    auto prepare = [&](Pass p, Addressing a) { return prepare_as(p, a, f); };
+    const Pass narrow = narrow_walk() == NarrowWalk::SingleInvocation ? Pass::Serial : Pass::Narrow;
     Status st = ok_status();
     switch (step.kind) {
       case Step::Wide:
         st = prepare(Pass::Wide, addressing);
-        if (st && warm)
-          st = prepare(narrow_walk() == NarrowWalk::SingleInvocation ? Pass::Serial : Pass::Narrow,
-                       addressing);
+        if (st && warm) st = prepare(narrow, addressing);
         break;
       case Step::Narrow:
-        st = prepare(narrow_walk() == NarrowWalk::SingleInvocation ? Pass::Serial : Pass::Narrow,
-                     addressing);
+        st = prepare(narrow, addressing);
+        // And its levels grown wide: compaction brings hundreds of roots up to level 0 after a
+        // despawn frame (a 4 ms compile in a forest's first spawn frame on lavapipe).
+        if (st && warm && step.level == 0)
+          st = prepare_as(Pass::Wide, addressing,
+                          f & ~(gpu::kFeatureParents | gpu::kFeatureFinalTest));
+        if (st && warm && step.level + step.count > 1)
+          st = prepare_as(Pass::Wide, addressing, f | gpu::kFeatureParents);
         break;
       case Step::Chain: st = prepare(Pass::Chain, addressing); break;
       case Step::Bundle: st = prepare(Pass::Bundle, addressing); break;
