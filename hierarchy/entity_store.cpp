@@ -34,8 +34,12 @@ bool EntityStore::create(EntityId id) {
     prev_sibling_.push_back(kNone);
   }
   ids_[slot] = id;
+  // A slot freed earlier in this frame is listed already: it keeps its marks, so that
+  // take_changes() lists it once.
+  const uint8_t listed = rec_[slot].dirty;
   rec_[slot] = Record{};
   rec_[slot].flags = kAlive;
+  rec_[slot].dirty = listed;
   next_sibling_[slot] = kNone;
   prev_sibling_[slot] = kNone;
   id_to_slot_.set(id, slot);

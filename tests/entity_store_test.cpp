@@ -300,6 +300,33 @@ TEST(EntityStore, DestroyedSlotIsReusedClean) {
   EXPECT_EQ(store.translation_at(slot), float3(0));
 }
 
+// A slot freed and taken again in one frame (a despawn and a spawn) is one change: listed once
+// in each list, so that the level order does not link it twice.
+TEST(EntityStore, ASlotReusedInTheFrameItWasFreedIsListedOnce) {
+  EntityStore store;
+  store.create(1);
+  store.create(2);
+  store.set_parent(2, 1);
+  (void)store.take_changes();
+  store.set_translation(2, float3(1));  // a value change, then more: listed as changed only
+  const uint32_t slot = store.slot_of(2);
+  store.destroy(2);
+  store.create(7);
+  store.set_parent(7, 1);
+  store.set_translation(7, float3(3));
+  ASSERT_EQ(store.slot_of(7), slot);
+  const StoreChanges c = store.take_changes();
+  EXPECT_EQ(std::count(c.structural.begin(), c.structural.end(), slot), 1);
+  EXPECT_EQ(std::count(c.slots.begin(), c.slots.end(), slot), 1);
+  EXPECT_EQ(std::count(c.values.begin(), c.values.end(), slot), 0);
+  // And the next frame starts clean: a new value of the Translation it has is a value alone.
+  store.set_translation(7, float3(2));
+  const StoreChanges next = store.take_changes();
+  EXPECT_EQ(next.values, std::vector<uint32_t>{slot});
+  EXPECT_TRUE(next.slots.empty());
+  EXPECT_TRUE(next.structural.empty());
+}
+
 TEST(EntityStore, ManyCreatesAndDestroysKeepTheIdMapConsistent) {
   EntityStore store;
   for (EntityId e = 0; e < 20000; ++e) store.create(e * 2654435761u);
