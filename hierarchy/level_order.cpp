@@ -339,13 +339,28 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   grow_slots(store.slot_capacity());
   next_stamp();
 
-  // The edited slots, and every member of a cycle that one of them belonged to: that cycle is
-  // gone, so its members stand where their Parents say now.
-  std::vector<uint32_t> edited(structural.begin(), structural.end());
-  for (uint32_t s : structural)
-    if (cycle_[s] != kNone) dissolve_cycle(cycle_[s], edited);
-  std::sort(edited.begin(), edited.end());
-  edited.erase(std::unique(edited.begin(), edited.end()), edited.end());
+  // The edited slots (the store lists each once), and every member of a cycle that one of them
+  // belonged to: that cycle is gone, so its members stand where their Parents say now.
+  std::vector<uint32_t> with_members;
+  if (cycle_count_ > 0) {
+    for (uint32_t s : structural)
+      if (cycle_[s] != kNone) dissolve_cycle(cycle_[s], with_members);
+    if (!with_members.empty()) {
+      with_members.insert(with_members.end(), structural.begin(), structural.end());
+      std::sort(with_members.begin(), with_members.end());
+      with_members.erase(std::unique(with_members.begin(), with_members.end()),
+                         with_members.end());
+    }
+  }
+  const std::span<const uint32_t> edited =
+      with_members.empty() ? structural : std::span<const uint32_t>(with_members);
+
+  // The loops below visit scattered slots of arrays of millions, a few dependent misses each:
+  // the lines of the slots kAhead places on are asked for first, and what those lines point at
+  // once they are in, so that the misses of several slots overlap.
+  constexpr size_t kAhead = 8;
+  auto ahead = [&](size_t k) { return k + 2 * kAhead < edited.size() ? edited[k + 2 * kAhead] : kNone; };
+  auto near = [&](size_t k) { return k + kAhead < edited.size() ? edited[k + kAhead] : kNone; };
 
   // Take them out of the order (level == kNone marks an edited slot until it is placed again)
   // and resolve their Parent afresh.
@@ -354,9 +369,27 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     if (node_[s].level != kNone) remove_entry(s);
     unlink(s);
   };
-  for (uint32_t s : edited) detach(s);
+  for (size_t k = 0; k < edited.size(); ++k) {
+    if (const uint32_t a = ahead(k); a != kNone) {
+      __builtin_prefetch(&node_[a], 1);
+      __builtin_prefetch(&held_[a], 1);
+      store.prefetch(a);
+    }
+    if (const uint32_t a = near(k); a != kNone) {
+      const Node& n = node_[a];
+      if (n.entry != kNone) __builtin_prefetch(&entries_[n.entry], 1);
+      if (n.prev_sibling != kNone) __builtin_prefetch(&node_[n.prev_sibling], 1);
+      if (n.next_sibling != kNone) __builtin_prefetch(&node_[n.next_sibling], 1);
+      if (n.parent != kNone) __builtin_prefetch(&node_[n.parent], 1);
+      if (store.alive_at(a) && store.has_at(a, Component::Parent))
+        store.prefetch_id(store.parent_at(a));
+    }
+    detach(edited[k]);
+  }
   std::vector<uint32_t> alive;
-  for (uint32_t s : edited) {
+  for (size_t k = 0; k < edited.size(); ++k) {
+    if (const uint32_t a = near(k); a != kNone) __builtin_prefetch(&unknown_[a], 1);
+    const uint32_t s = edited[k];
     node_[s].up = resolve_up(store, s);
     if (store.alive_at(s)) {
       alive.push_back(s);
@@ -385,7 +418,10 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
         alive.push_back(m);
       }
   }
-  for (uint32_t s : alive) {
+  for (size_t k = 0; k < alive.size(); ++k) {
+    if (k + kAhead < alive.size() && node_[alive[k + kAhead]].up != kNone)
+      __builtin_prefetch(&node_[node_[alive[k + kAhead]].up], 1);
+    const uint32_t s = alive[k];
     const bool attached = node_[s].up != kNone && cycle_[s] == kNone;
     if (attached) link(s, node_[s].up);
   }
@@ -393,7 +429,13 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   // Place every edited slot, parents first. A dead one forgets its level.
   for (uint32_t s : edited)
     if (!store.alive_at(s)) held_[s] = kNone;
-  for (uint32_t s : alive) place_edited(s);
+  for (size_t k = 0; k < alive.size(); ++k) {
+    if (k + kAhead < alive.size()) {
+      __builtin_prefetch(&moved_stamp_[alive[k + kAhead]], 1);
+      __builtin_prefetch(&queued_[alive[k + kAhead]], 1);
+    }
+    place_edited(alive[k]);
+  }
   relinked_.insert(relinked_.end(), alive.begin(), alive.end());
 }
 
