@@ -24,6 +24,11 @@
 //    the child of the one at position p of the level above) walked by k invocations, each down
 //    its own chain; used beside TPROP_SERIAL.
 #extension GL_GOOGLE_include_directive : require
+// A parent's LocalToWorld as texels (scene_access.glsl) where an earlier dispatch wrote it: not in
+// the walks, whose levels read what the same dispatch wrote a level earlier.
+#if defined(TPROP_TEXEL_READS) && !defined(TPROP_NARROW) && !defined(TPROP_SERIAL)
+#define TPROP_TEXEL_WORLD
+#endif
 #include "scene_access.glsl"
 #include "local_matrix.glsl"
 
