@@ -183,11 +183,12 @@ struct PropagatorOptions {
   // scenes, or `false` here: buffer device addresses for everything, which have no size limit.
   bool prefer_descriptors = true;
   // With descriptors, the evaluate passes read the arrays they never write (translation,
-  // rotation, scale, parent indices, the list, and a parent's LocalToWorld where an earlier
-  // dispatch wrote it) through uniform texel buffers, where each array fits the device's
-  // maxTexelBufferElements. Measured on lavapipe, where a texel fetch serves 8 lanes at once and
-  // a storage-buffer load goes lane by lane: a 1M forest's full evaluation about a third faster
-  // (README, Performance); not measured on a GPU. `false`: storage buffers only, for comparison.
+  // rotation, scale, parent indices, the list), and a parent's LocalToWorld and the dirty marks
+  // where an earlier dispatch wrote them, through uniform texel buffers, where each array fits the
+  // device's maxTexelBufferElements. Measured on lavapipe, where a texel fetch serves 8 lanes at
+  // once and a storage-buffer load goes lane by lane: a 1M forest's full evaluation about a third
+  // faster (README, Performance); not measured on a GPU. `false`: storage buffers only, for
+  // comparison.
   bool texel_reads = true;
   // A frame whose changed subtrees hold at most this many entities evaluates them from a work
   // list the host builds (walking them costs host time in proportion, at random addresses);

@@ -91,9 +91,11 @@ void Propagator::Impl::texel_buffers(const Buffer* out[gpu::kTexelCount],
       {gpu::kBindingRotation, VK_FORMAT_R32G32B32A32_SFLOAT},
       {gpu::kBindingScale, VK_FORMAT_R32G32B32A32_SFLOAT},
       {gpu::kBindingList, VK_FORMAT_R32_UINT},
-      {gpu::kBindingParent, VK_FORMAT_R32_UINT}};
+      {gpu::kBindingParent, VK_FORMAT_R32_UINT},
+      {gpu::kBindingDirty, VK_FORMAT_R32_UINT}};
   static_assert(gpu::kTexelWorld == 0 && gpu::kTexelTranslation == 1 && gpu::kTexelRotation == 2 &&
-                gpu::kTexelScale == 3 && gpu::kTexelList == 4 && gpu::kTexelParent == 5);
+                gpu::kTexelScale == 3 && gpu::kTexelList == 4 && gpu::kTexelParent == 5 &&
+                gpu::kTexelDirty == 6);
   for (uint32_t t = 0; t < gpu::kTexelCount; ++t) {
     out[t] = b[of[t].first];
     format[t] = of[t].second;

@@ -116,7 +116,7 @@ mat4 affine_product(mat4 a, mat4 b) {
 // rows (48 bytes instead of 64) and the last row is known. In the Affine3x4 output those rows are
 // all there is (the host refuses a scene that is not affine with it).
 mat4 load_world(uint slot) {
-#ifdef TPROP_TEXEL_WORLD
+#ifdef TPROP_TEXEL_EARLIER
   // The same values as texels: 3 rows, or 4 columns (scene_access.glsl).
   if (kAffineOutput) {
     const int r = int(slot) * 3;

@@ -11,8 +11,9 @@
 //    descriptors than through device addresses, so the host uses this variant whenever it can.
 //    With TPROP_TEXEL_READS too (only the evaluate passes, propagate.comp), the arrays those
 //    passes never write are read through uniform texel buffers instead (scene_layout.h says why);
-//    TPROP_TEXEL_WORLD, which propagate.comp sets only where no invocation of the dispatch wrote
-//    the LocalToWorld it reads, reads the parent's that way too (load_world, local_matrix.glsl).
+//    TPROP_TEXEL_EARLIER, which propagate.comp sets only where no invocation of the dispatch
+//    wrote what it reads, reads a parent's LocalToWorld (load_world, local_matrix.glsl) and the
+//    dirty marks (DIRTY_EARLIER) that way too.
 // The accessors take an index, not [index]: which piece holds an element depends on the index,
 // which an object-like macro followed by [...] cannot see. (A pass still written FLAGS[slot]
 // does not compile: FLAGS alone names nothing.)
@@ -86,6 +87,7 @@ layout(set = 0, binding = 16) uniform samplerBuffer t_rotation;
 layout(set = 0, binding = 17) uniform samplerBuffer t_scale;
 layout(set = 0, binding = 18) uniform usamplerBuffer t_list;
 layout(set = 0, binding = 19) uniform usamplerBuffer t_parent;
+layout(set = 0, binding = 20) uniform usamplerBuffer t_dirty;
 #undef TRANSLATION
 #undef ROTATION
 #undef SCALE
@@ -96,6 +98,9 @@ layout(set = 0, binding = 19) uniform usamplerBuffer t_parent;
 #define SCALE(i) texelFetch(t_scale, int(i))
 #define LIST(i) texelFetch(t_list, int(i)).x
 #define PARENT(i) texelFetch(t_parent, int(i)).x
+#endif
+#ifdef TPROP_TEXEL_EARLIER
+#define DIRTY_EARLIER(i) texelFetch(t_dirty, int(i)).x
 #endif
 
 #else
@@ -150,6 +155,12 @@ uint64_t element_address(uint64_t table, uint i, uint stride) {
 #define LIST(i) UintElement(element_address(pc.list, (i), 4u)).v
 #define DIRTY(i) DirtyElement(element_address(pc.dirty, (i), 4u)).v
 
+#endif
+
+// A dirty mark that no invocation of this dispatch wrote (an earlier dispatch's, or this
+// entity's own before it writes it): read only, as a texel where the variant allows.
+#ifndef DIRTY_EARLIER
+#define DIRTY_EARLIER(i) DIRTY(i)
 #endif
 
 // Writes LocalToWorld[slot] in the output's layout (an affine m: its last row is not stored).
