@@ -41,7 +41,10 @@ const char* const kUsage =
     "  --narrow-walk W how runs of narrow levels are evaluated: auto (default), workgroup,\n"
     "                  single (one invocation) or jump (pointer jumping; PropagatorOptions)\n"
     "  --addressing A  how the passes reach the arrays: auto (default: descriptors where every\n"
-    "                  array fits one binding) or addresses (buffer device addresses always)\n"
+    "                  array fits one binding, the evaluate passes reading what they never\n"
+    "                  write through texel buffers where those fit), descriptors (storage\n"
+    "                  buffers only: PropagatorOptions::texel_reads = false, for comparison)\n"
+    "                  or addresses (buffer device addresses always)\n"
     "  --max-buffer-bytes B  the largest buffer, with K, M or G (powers of 1024): arrays\n"
     "                  beyond it are split into pieces (default: the device's limit)\n"
     "  --output-layout L  4x4 (default: a float4x4 LocalToWorld, 64 bytes an entity) or 3x4\n"
@@ -170,9 +173,10 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
     } else if (a == "--addressing") {
       auto v = value();
       if (!v) return v.error();
-      if (*v == "auto") o.propagator.prefer_descriptors = true;
-      else if (*v == "addresses") o.propagator.prefer_descriptors = false;
-      else return Error{"--addressing: '" + *v + "' is not auto or addresses"};
+      o.propagator.prefer_descriptors = *v != "addresses";
+      o.propagator.texel_reads = *v == "auto";
+      if (*v != "auto" && *v != "descriptors" && *v != "addresses")
+        return Error{"--addressing: '" + *v + "' is not auto, descriptors or addresses"};
     } else if (a.starts_with("-")) {
       return Error{"unknown option '" + a + "'"};
     } else {

@@ -16,6 +16,8 @@ static_assert(PropagatorOptions{}.max_groups_per_dimension == gpu::kMaxGroupsPer
 Propagator::Impl::~Impl() {
   if (!s) return;
   if (fence) s->vk.vkDestroyFence(s->device, fence, nullptr);
+  for (VkBufferView v : texel_views)
+    if (v) s->vk.vkDestroyBufferView(s->device, v, nullptr);
   if (descriptor_pool) s->vk.vkDestroyDescriptorPool(s->device, descriptor_pool, nullptr);
   if (pool) s->vk.vkDestroyCommandPool(s->device, pool, nullptr);
 }
@@ -92,8 +94,8 @@ Status Propagator::update(EntityStore& store) {
     refused = !st;
   }
   if (st) {
-    m.choose_addressing();
-    st = m.prepare_passes();  // the pipeline variants record() binds
+    st = m.choose_addressing();
+    if (st) st = m.prepare_passes();  // the pipeline variants record() binds
     if (st) {
       // The device-address passes, and pointer jumping always, find the pieces through the tables.
       const bool jumps = std::any_of(m.steps.begin(), m.steps.end(), [](const Impl::Step& step) {
@@ -132,7 +134,8 @@ Status Propagator::update(EntityStore& store) {
   m.stats.device_bytes = m.buffer_stats.device_bytes;
   m.stats.staging_bytes = m.buffer_stats.staging_bytes;
   m.stats.largest_buffer_bytes = m.buffer_stats.largest_buffer_bytes;
-  m.stats.descriptors = m.addressing == Addressing::Descriptors;
+  m.stats.descriptors = m.addressing != Addressing::DeviceAddress;
+  m.stats.texel_reads = m.addressing == Addressing::Texels;
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();
   return ok_status();

@@ -135,6 +135,7 @@ struct FrameStats {
   uint32_t dispatches = 0;            // scatter + evaluation dispatches recorded
   uint32_t grid_rows = 0;             // most workgroup rows (y) of one dispatch: > 1 is a 2D grid
   bool descriptors = false;           // the passes used descriptors (else device addresses)
+  bool texel_reads = false;           // ... and the evaluate passes texel buffers (options)
   uint32_t pass_features = 0;         // the union of the evaluate passes' specializations: the
                                       // rules they were built with (shaders/pass_features.h)
   uint32_t chain_steps = 0;           // chains of one-entity levels walked by one subgroup
@@ -183,6 +184,14 @@ struct PropagatorOptions {
   // device allows 13 storage buffers per stage: measured 3 to 4 times faster on lavapipe. Larger
   // scenes, or `false` here: buffer device addresses for everything, which have no size limit.
   bool prefer_descriptors = true;
+  // With descriptors, the evaluate passes read the arrays they never write (translation,
+  // rotation, scale, parent indices, the list), and a parent's LocalToWorld and the dirty marks
+  // where an earlier dispatch wrote them, through uniform texel buffers, where each array fits the
+  // device's maxTexelBufferElements. Measured on lavapipe, where a texel fetch serves 8 lanes at
+  // once and a storage-buffer load goes lane by lane: a 1M forest's full evaluation about a third
+  // faster (README, Performance); not measured on a GPU. `false`: storage buffers only, for
+  // comparison.
+  bool texel_reads = true;
   // A frame whose changed subtrees hold at most this many entities evaluates them from a work
   // list the host builds (walking them costs host time in proportion, at random addresses);
   // beyond, the passes follow the whole order and the GPU skips every entity whose own or

@@ -1,7 +1,8 @@
 // How the passes reach the scene's arrays: one storage-buffer descriptor per array when every
 // array is one piece that fits in one binding (faster on lavapipe), else buffer device addresses
 // through the piece tables named in the push constants (no size limit per binding, any number of
-// pieces; scene_access.glsl builds the passes both ways).
+// pieces; scene_access.glsl builds the passes both ways). With descriptors, the evaluate passes
+// also see the arrays they only read as uniform texel buffers where those fit (scene_layout.h).
 #include "propagator_state.h"
 
 #include <algorithm>
@@ -29,12 +30,16 @@ VkWriteDescriptorSet storage_buffer_write(VkDescriptorSet set, uint32_t binding,
 }  // namespace
 
 Status Propagator::Impl::create_descriptor_set() {
-  const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * gpu::kBindingCount};
+  // Both sets have the one layout, texel bindings included (only set 0's are written: the
+  // scatter, set 1, has no texel variant).
+  const VkDescriptorPoolSize sizes[2] = {
+      {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * gpu::kBindingCount},
+      {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, 2 * gpu::kTexelCount}};
   VkDescriptorPoolCreateInfo dpci{};
   dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
   dpci.maxSets = 2;
-  dpci.poolSizeCount = 1;
-  dpci.pPoolSizes = &size;
+  dpci.poolSizeCount = 2;
+  dpci.pPoolSizes = sizes;
   VkResult r = s->vk.vkCreateDescriptorPool(s->device, &dpci, nullptr, &descriptor_pool);
   if (r != VK_SUCCESS) {
     descriptor_pool = VK_NULL_HANDLE;
@@ -75,10 +80,71 @@ void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount], in
   out[gpu::kBindingDirty] = first(dirty);
 }
 
+// The buffer and the texel format behind each texel binding of set 0 (scene_layout.h kTexel*).
+void Propagator::Impl::texel_buffers(const Buffer* out[gpu::kTexelCount],
+                                     VkFormat format[gpu::kTexelCount]) const {
+  const Buffer* b[gpu::kBindingCount];
+  binding_buffers(b, 0);
+  const std::pair<uint32_t, VkFormat> of[gpu::kTexelCount] = {
+      {gpu::kBindingWorld, VK_FORMAT_R32G32B32A32_SFLOAT},  // columns, or Affine3x4 rows
+      {gpu::kBindingTranslation, VK_FORMAT_R32G32B32A32_SFLOAT},
+      {gpu::kBindingRotation, VK_FORMAT_R32G32B32A32_SFLOAT},
+      {gpu::kBindingScale, VK_FORMAT_R32G32B32A32_SFLOAT},
+      {gpu::kBindingList, VK_FORMAT_R32_UINT},
+      {gpu::kBindingParent, VK_FORMAT_R32_UINT},
+      {gpu::kBindingDirty, VK_FORMAT_R32_UINT}};
+  static_assert(gpu::kTexelWorld == 0 && gpu::kTexelTranslation == 1 && gpu::kTexelRotation == 2 &&
+                gpu::kTexelScale == 3 && gpu::kTexelList == 4 && gpu::kTexelParent == 5 &&
+                gpu::kTexelDirty == 6);
+  for (uint32_t t = 0; t < gpu::kTexelCount; ++t) {
+    out[t] = b[of[t].first];
+    format[t] = of[t].second;
+  }
+}
+
+// Views of set 0's texel bindings for the texel variant, remade where a buffer changed; false
+// (and nothing written) if some array holds more texels than one view may (both formats used
+// are ones Vulkan requires for uniform texel buffers).
+Result<bool> Propagator::Impl::describe_texels() {
+  const Buffer* b[gpu::kTexelCount];
+  VkFormat format[gpu::kTexelCount];
+  texel_buffers(b, format);
+  const uint64_t most = s->properties.limits.maxTexelBufferElements;
+  for (uint32_t t = 0; t < gpu::kTexelCount; ++t)
+    if (b[t]->size() / (format[t] == VK_FORMAT_R32_UINT ? 4 : 16) > most) return false;
+  for (uint32_t t = 0; t < gpu::kTexelCount; ++t) {
+    if (texel_viewed[t] == b[t]->handle() && texel_views[t]) continue;
+    VkBufferViewCreateInfo bvci{};
+    bvci.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO;
+    bvci.buffer = b[t]->handle();
+    bvci.format = format[t];
+    bvci.offset = 0;
+    bvci.range = VK_WHOLE_SIZE;
+    VkBufferView view = VK_NULL_HANDLE;
+    const VkResult r = s->vk.vkCreateBufferView(s->device, &bvci, nullptr, &view);
+    if (r != VK_SUCCESS) return Error{"creating a texel buffer view failed: " + describe(r)};
+    // The set no longer names the old view once this write is done, and no frame that used it
+    // is pending (update() runs after the previous frame completed).
+    VkWriteDescriptorSet w{};
+    w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+    w.dstSet = descriptor_sets[0];
+    w.dstBinding = gpu::kBindingCount + t;
+    w.descriptorCount = 1;
+    w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+    w.pTexelBufferView = &view;
+    s->vk.vkUpdateDescriptorSets(s->device, 1, &w, 0, nullptr);
+    if (texel_views[t]) s->vk.vkDestroyBufferView(s->device, texel_views[t], nullptr);
+    texel_views[t] = view;
+    texel_viewed[t] = b[t]->handle();
+  }
+  return true;
+}
+
 // Descriptors when allowed and every array is one piece that fits in one binding, else device
-// addresses. Sets are rewritten only where a buffer behind them changed (growth, a new table,
-// the other list), which update() may do because the previous frame has completed.
-void Propagator::Impl::choose_addressing() {
+// addresses; with texel reads where allowed and every array fits a view. Sets are rewritten only
+// where a buffer behind them changed (growth, a new table, the other list), which update() may
+// do because the previous frame has completed.
+Status Propagator::Impl::choose_addressing() {
   const VkPhysicalDeviceLimits& lim = s->properties.limits;
   const Buffer* b[gpu::kBindingCount];
   bool fits = options.prefer_descriptors && descriptor_sets[1] != VK_NULL_HANDLE &&
@@ -92,7 +158,7 @@ void Propagator::Impl::choose_addressing() {
   }
   if (!fits) {
     addressing = Addressing::DeviceAddress;
-    return;
+    return ok_status();
   }
   addressing = Addressing::Descriptors;
   for (int which = 0; which < 2; ++which) {
@@ -100,6 +166,8 @@ void Propagator::Impl::choose_addressing() {
     // A replaced buffer may come back with a freed handle's value: rewrite everything then.
     if (described_generation[which] != buffers_generation) {
       std::fill(std::begin(described[which]), std::end(described[which]), VkBuffer(VK_NULL_HANDLE));
+      if (which == 0)
+        std::fill(std::begin(texel_viewed), std::end(texel_viewed), VkBuffer(VK_NULL_HANDLE));
       described_generation[which] = buffers_generation;
     }
     VkDescriptorBufferInfo infos[gpu::kBindingCount];
@@ -114,6 +182,11 @@ void Propagator::Impl::choose_addressing() {
     }
     if (count) s->vk.vkUpdateDescriptorSets(s->device, count, writes, 0, nullptr);
   }
+  if (!options.texel_reads) return ok_status();
+  Result<bool> texels = describe_texels();
+  if (!texels) return texels.error();
+  if (*texels) addressing = Addressing::Texels;
+  return ok_status();
 }
 
 gpu::ScenePush Propagator::Impl::push_constants(int which) const {

@@ -143,7 +143,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   // 0 is what a fresh mark holds; numbers stay below 2^31, the run marks of pointer jumping.
   if (++m.frame_number >= 0x80000000u) m.frame_number = 1;
   auto bind_set = [&](int which) {
-    if (m.addressing == Addressing::Descriptors)
+    if (m.addressing != Addressing::DeviceAddress)
       s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0, 1,
                                    &m.descriptor_sets[which], 0, nullptr);
   };
@@ -156,7 +156,8 @@ void Propagator::record(VkCommandBuffer cmd) {
     scatter.count = m.delta_count + order_pairs;
     scatter.aux = m.delta_count;
     s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
-                           m.pipes.get(Pass::Scatter, m.addressing, m.output_features()));
+                           m.pipes.get(Pass::Scatter, storage_addressing(m.addressing),
+                                       m.output_features()));
     m.pipes.push(cmd, scatter);
     dispatch((scatter.count + gpu::kScatterGroupSize - 1) / gpu::kScatterGroupSize);
   }

@@ -124,6 +124,9 @@ struct Propagator::Impl {
   // the order, whatever the passes follow).
   VkDescriptorSet descriptor_sets[2] = {};
   VkBuffer described[2][gpu::kBindingCount] = {};  // what each set points at now
+  // The texel variant's views (scene_layout.h kTexel*) in set 0, of the buffers named here.
+  VkBufferView texel_views[gpu::kTexelCount] = {};
+  VkBuffer texel_viewed[gpu::kTexelCount] = {};
   Addressing addressing = Addressing::DeviceAddress;
   GpuTimer timer;
   VkCommandPool pool = VK_NULL_HANDLE;
@@ -324,7 +327,10 @@ struct Propagator::Impl {
   }
   // The buffers behind set `which` (0: evaluation, 1: scatter).
   void binding_buffers(const Buffer* out[gpu::kBindingCount], int which) const;
-  void choose_addressing();
+  // The buffers and texel formats behind set 0's texel bindings.
+  void texel_buffers(const Buffer* out[gpu::kTexelCount], VkFormat format[gpu::kTexelCount]) const;
+  Result<bool> describe_texels();
+  Status choose_addressing();
   gpu::ScenePush push_constants(int which) const;
 
   // The piece tables for the arrays' present buffers, staged for the next record().

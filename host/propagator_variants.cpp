@@ -198,7 +198,9 @@ void Propagator::Impl::trim_chains() {
 Status Propagator::Impl::prepare_passes() {
   trim_chains();
   // The scatter clears dead slots' LocalToWorld in the output's layout.
-  if (Status st = pipes.prepare(Pass::Scatter, addressing, output_features()); !st) return st;
+  if (Status st = pipes.prepare(Pass::Scatter, storage_addressing(addressing), output_features());
+      !st)
+    return st;
   const uint32_t scene = scene_features();
   // The Statics this frame computes freeze what it computes.
   if ((scene & gpu::kFeatureProjective) && !pending_statics.empty()) frozen_projective = true;

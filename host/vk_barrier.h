@@ -15,9 +15,12 @@ struct Access {
 
 inline constexpr Access kComputeWrite{VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                                       VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT};
+// Sampled reads too: the texel variant of the evaluate passes reads arrays through uniform
+// texel buffers (scene_layout.h).
 inline constexpr Access kComputeReadWrite{
-    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-    VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT};
+    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_READ_BIT |
+                                                VK_ACCESS_2_SHADER_SAMPLED_READ_BIT |
+                                                VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT};
 // Copies and fills (vkCmdFillBuffer is a clear command).
 inline constexpr Access kTransferWrite{VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_CLEAR_BIT,
                                        VK_ACCESS_2_TRANSFER_WRITE_BIT};

@@ -45,8 +45,11 @@ Result<Buffer> Buffer::create(const ContextState& s, VkDeviceSize size, BufferKi
   VkMemoryPropertyFlags want = 0, prefer = 0;
   switch (kind) {
     case BufferKind::DeviceStorage:
+      // Uniform texel buffer too: the texel variant of the evaluate passes views the arrays it
+      // only reads as such (shaders/scene_layout.h).
       bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                  VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+                  VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+                  VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT;
       prefer = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
       break;
     case BufferKind::Upload:

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 namespace tprop {
@@ -60,6 +61,21 @@ const uint32_t kPropagateBundleSpirv[] =
 const uint32_t kPropagateBundleDescSpirv[] =
 #include "propagate_bundle_desc.spv.inc"
     ;
+const uint32_t kPropagateWideTexelSpirv[] =
+#include "propagate_wide_texel.spv.inc"
+    ;
+const uint32_t kPropagateNarrowTexelSpirv[] =
+#include "propagate_narrow_texel.spv.inc"
+    ;
+const uint32_t kPropagateSerialTexelSpirv[] =
+#include "propagate_serial_texel.spv.inc"
+    ;
+const uint32_t kPropagateChainTexelSpirv[] =
+#include "propagate_chain_texel.spv.inc"
+    ;
+const uint32_t kPropagateBundleTexelSpirv[] =
+#include "propagate_bundle_texel.spv.inc"
+    ;
 
 struct PassSource {
   const uint32_t* code;
@@ -69,23 +85,29 @@ struct PassSource {
 #define TPROP_SPIRV(array, name) PassSource{array, sizeof(array), name}
 constexpr PassSource kNone{nullptr, 0, nullptr};
 
-// By Pass, then Addressing (DeviceAddress, Descriptors).
-const PassSource kSources[kPassCount][2] = {
+// By Pass, then Addressing (DeviceAddress, Descriptors, Texels).
+const PassSource kSources[kPassCount][kAddressingCount] = {
     {TPROP_SPIRV(kPropagateWideSpirv, "tprop.propagate_wide"),
-     TPROP_SPIRV(kPropagateWideDescSpirv, "tprop.propagate_wide_desc")},
+     TPROP_SPIRV(kPropagateWideDescSpirv, "tprop.propagate_wide_desc"),
+     TPROP_SPIRV(kPropagateWideTexelSpirv, "tprop.propagate_wide_texel")},
     {TPROP_SPIRV(kPropagateNarrowSpirv, "tprop.propagate_narrow"),
-     TPROP_SPIRV(kPropagateNarrowDescSpirv, "tprop.propagate_narrow_desc")},
+     TPROP_SPIRV(kPropagateNarrowDescSpirv, "tprop.propagate_narrow_desc"),
+     TPROP_SPIRV(kPropagateNarrowTexelSpirv, "tprop.propagate_narrow_texel")},
     {TPROP_SPIRV(kPropagateSerialSpirv, "tprop.propagate_serial"),
-     TPROP_SPIRV(kPropagateSerialDescSpirv, "tprop.propagate_serial_desc")},
+     TPROP_SPIRV(kPropagateSerialDescSpirv, "tprop.propagate_serial_desc"),
+     TPROP_SPIRV(kPropagateSerialTexelSpirv, "tprop.propagate_serial_texel")},
     {TPROP_SPIRV(kPropagateChainSpirv, "tprop.propagate_chain"),
-     TPROP_SPIRV(kPropagateChainDescSpirv, "tprop.propagate_chain_desc")},
+     TPROP_SPIRV(kPropagateChainDescSpirv, "tprop.propagate_chain_desc"),
+     TPROP_SPIRV(kPropagateChainTexelSpirv, "tprop.propagate_chain_texel")},
     {TPROP_SPIRV(kPropagateBundleSpirv, "tprop.propagate_bundle"),
-     TPROP_SPIRV(kPropagateBundleDescSpirv, "tprop.propagate_bundle_desc")},
-    {TPROP_SPIRV(kScatterSpirv, "tprop.scatter"), TPROP_SPIRV(kScatterDescSpirv, "tprop.scatter_desc")},
-    {TPROP_SPIRV(kJumpIndexSpirv, "tprop.jump_index"), kNone},
-    {TPROP_SPIRV(kJumpInitSpirv, "tprop.jump_init"), kNone},
-    {TPROP_SPIRV(kJumpRoundSpirv, "tprop.jump_round"), kNone},
-    {TPROP_SPIRV(kJumpWriteSpirv, "tprop.jump_write"), kNone},
+     TPROP_SPIRV(kPropagateBundleDescSpirv, "tprop.propagate_bundle_desc"),
+     TPROP_SPIRV(kPropagateBundleTexelSpirv, "tprop.propagate_bundle_texel")},
+    {TPROP_SPIRV(kScatterSpirv, "tprop.scatter"), TPROP_SPIRV(kScatterDescSpirv, "tprop.scatter_desc"),
+     kNone},
+    {TPROP_SPIRV(kJumpIndexSpirv, "tprop.jump_index"), kNone, kNone},
+    {TPROP_SPIRV(kJumpInitSpirv, "tprop.jump_init"), kNone, kNone},
+    {TPROP_SPIRV(kJumpRoundSpirv, "tprop.jump_round"), kNone, kNone},
+    {TPROP_SPIRV(kJumpWriteSpirv, "tprop.jump_write"), kNone, kNone},
 };
 #undef TPROP_SPIRV
 
@@ -188,16 +210,19 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
   ComputePipelines out;
   out.state_ = &s;
 
-  VkDescriptorSetLayoutBinding bindings[gpu::kBindingCount]{};
-  for (uint32_t b = 0; b < gpu::kBindingCount; ++b) {
+  // The storage buffers, then the texel views of the texel variant (scene_layout.h).
+  constexpr uint32_t kAllBindings = gpu::kBindingCount + gpu::kTexelCount;
+  VkDescriptorSetLayoutBinding bindings[kAllBindings]{};
+  for (uint32_t b = 0; b < kAllBindings; ++b) {
     bindings[b].binding = b;
-    bindings[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[b].descriptorType = b < gpu::kBindingCount ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                                                        : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
     bindings[b].descriptorCount = 1;
     bindings[b].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }
   VkDescriptorSetLayoutCreateInfo dslci{};
   dslci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
-  dslci.bindingCount = gpu::kBindingCount;
+  dslci.bindingCount = kAllBindings;
   dslci.pBindings = bindings;
   VkResult r = s.vk.vkCreateDescriptorSetLayout(s.device, &dslci, nullptr, &out.set_layout_);
   if (r != VK_SUCCESS) return Error{"creating the descriptor set layout failed: " + describe(r)};
@@ -220,7 +245,7 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
   // Every module now; pipelines as frames need them (the scatter, which every frame with changes
   // runs and which has no variants, now).
   for (int p = 0; p < kPassCount; ++p)
-    for (int a = 0; a < 2; ++a) {
+    for (int a = 0; a < kAddressingCount; ++a) {
       const PassSource& src = kSources[p][a];
       if (!src.code) continue;
       VkShaderModuleCreateInfo smci{};
@@ -244,12 +269,13 @@ ComputePipelines& ComputePipelines::operator=(ComputePipelines&& other) noexcept
   state_ = other.state_;
   set_layout_ = other.set_layout_;
   layout_ = other.layout_;
-  std::copy(&other.modules_[0][0], &other.modules_[0][0] + kPassCount * 2, &modules_[0][0]);
+  std::copy(&other.modules_[0][0], &other.modules_[0][0] + kPassCount * kAddressingCount,
+            &modules_[0][0]);
   variants_ = std::move(other.variants_);
   chain_supported_ = other.chain_supported_;
   other.set_layout_ = VK_NULL_HANDLE;
   other.layout_ = VK_NULL_HANDLE;
-  for (auto& m : other.modules_) m[0] = m[1] = VK_NULL_HANDLE;
+  for (auto& m : other.modules_) std::fill(std::begin(m), std::end(m), VkShaderModule(VK_NULL_HANDLE));
   other.variants_.clear();
   return *this;
 }

@@ -1,7 +1,7 @@
 // Private to host/: the compute pipelines, built from the SPIR-V that shaders/CMakeLists.txt
 // embeds, all on one pipeline layout (the ScenePush push constants plus one descriptor set of
-// kBindingCount storage buffers). Each pass comes in two addressings (buffer device addresses,
-// or the descriptor set) and, for the evaluate passes, in variants specialized by the features
+// kBindingCount storage buffers and kTexelCount uniform texel buffers). Each pass comes in up to
+// three addressings (buffer device addresses, the descriptor set, the set with texel reads) and, for the evaluate passes, in variants specialized by the features
 // their entities need (shaders/pass_features.h): a pipeline is made the first time an update()
 // asks for it, and kept.
 #pragma once
@@ -16,8 +16,14 @@
 namespace tprop {
 
 // DeviceAddress: every array through push-constant addresses. Descriptors: every array through
-// one descriptor each (when each fits in one binding).
-enum class Addressing : uint8_t { DeviceAddress, Descriptors };
+// one descriptor each (when each fits in one binding). Texels: Descriptors, with the evaluate
+// passes reading what they never write through uniform texel buffers (scene_layout.h); the
+// other passes run their Descriptors build then (storage_addressing()).
+enum class Addressing : uint8_t { DeviceAddress, Descriptors, Texels };
+inline constexpr int kAddressingCount = 3;
+inline Addressing storage_addressing(Addressing a) {
+  return a == Addressing::Texels ? Addressing::Descriptors : a;
+}
 
 // The passes (shaders/propagate.comp, scatter.comp, jump.comp). Pointer jumping exists by device
 // address only.
@@ -76,7 +82,7 @@ class ComputePipelines {
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   // By pass and addressing; VK_NULL_HANDLE where a pass has no such build.
-  VkShaderModule modules_[kPassCount][2] = {};
+  VkShaderModule modules_[kPassCount][kAddressingCount] = {};
   std::vector<Variant> variants_;
   bool chain_supported_ = false;
 };

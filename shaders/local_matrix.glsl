@@ -116,6 +116,20 @@ mat4 affine_product(mat4 a, mat4 b) {
 // rows (48 bytes instead of 64) and the last row is known. In the Affine3x4 output those rows are
 // all there is (the host refuses a scene that is not affine with it).
 mat4 load_world(uint slot) {
+#ifdef TPROP_TEXEL_EARLIER
+  // The same values as texels: 3 rows, or 4 columns (scene_access.glsl).
+  if (kAffineOutput) {
+    const int r = int(slot) * 3;
+    return affine3x4_to_mat4(
+        Affine3x4(texelFetch(t_world, r), texelFetch(t_world, r + 1), texelFetch(t_world, r + 2)));
+  }
+  const int c = int(slot) * 4;
+  if (kProjective)
+    return mat4(texelFetch(t_world, c), texelFetch(t_world, c + 1), texelFetch(t_world, c + 2),
+                texelFetch(t_world, c + 3));
+  return mat4(vec4(texelFetch(t_world, c).xyz, 0.0), vec4(texelFetch(t_world, c + 1).xyz, 0.0),
+              vec4(texelFetch(t_world, c + 2).xyz, 0.0), vec4(texelFetch(t_world, c + 3).xyz, 1.0));
+#endif
   if (kAffineOutput) return affine3x4_to_mat4(WORLD_AFFINE(slot));
   if (kProjective) return WORLD(slot);
 #ifdef TPROP_DESCRIPTORS

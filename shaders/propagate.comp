@@ -24,6 +24,11 @@
 //    the child of the one at position p of the level above) walked by k invocations, each down
 //    its own chain; used beside TPROP_SERIAL.
 #extension GL_GOOGLE_include_directive : require
+// A parent's LocalToWorld and dirty mark as texels (scene_access.glsl) where an earlier dispatch
+// wrote them: not in the walks, whose levels read what the same dispatch wrote a level earlier.
+#if defined(TPROP_TEXEL_READS) && !defined(TPROP_NARROW) && !defined(TPROP_SERIAL)
+#define TPROP_TEXEL_EARLIER
+#endif
 #include "scene_access.glsl"
 #include "local_matrix.glsl"
 
@@ -41,9 +46,9 @@ layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
 #endif
 
 void evaluate(uint slot) {
-  if (kSkip && pc.aux != 0u && DIRTY(slot) != pc.frame) {
+  if (kSkip && pc.aux != 0u && DIRTY_EARLIER(slot) != pc.frame) {
     uint parent = PARENT(slot);
-    if (parent == kNoIndex || DIRTY(parent) != pc.frame) return;
+    if (parent == kNoIndex || DIRTY_EARLIER(parent) != pc.frame) return;
     DIRTY(slot) = pc.frame;
   }
   uint f = kReadsFlags ? FLAGS(slot) : 0u;
@@ -157,12 +162,12 @@ void main() {
   bool carry_dirty = false;
   if (above != kNoIndex) {
     carry = load_world(above);  // written by an earlier dispatch
-    carry_dirty = !skipping || DIRTY(above) == pc.frame;
+    carry_dirty = !skipping || DIRTY_EARLIER(above) == pc.frame;
   }
   for (uint level = pc.first; level < pc.first + pc.count; ++level) {
     uint slot = LIST(LEVELS(level).x + p);
     // As evaluate(): recomputed when it or its parent changed this frame.
-    bool dirty = !skipping || carry_dirty || DIRTY(slot) == pc.frame;
+    bool dirty = !skipping || carry_dirty || DIRTY_EARLIER(slot) == pc.frame;
     if (dirty) {
       uint f = kReadsFlags ? FLAGS(slot) : 0u;
       mat4 m = own_matrix(slot, f);

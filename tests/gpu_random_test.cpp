@@ -181,26 +181,49 @@ TEST_F(GpuRandom, PointerJumpingMatchesTheReferenceOnDeepScenesOverFrames) {
   }
 }
 
-// The device-address passes (what scenes beyond one binding per array use) on a random scene
-// with frames and on a deep chain, against the reference; the default passes must agree too.
-TEST_F(GpuRandom, DeviceAddressPassesMatchTheReference) {
-  EntityStore store;
-  ValueSource v(11);
-  build_random_scene(store, 20000, 64, v);
-  store.create(1'000'000);  // and a chain of 5000 below it
-  for (EntityId id = 1'000'001; id < 1'005'000; ++id) {
-    store.create(id);
-    store.set_translation(id, v.vec(1));
-    store.set_parent(id, id - 1);
+// The device-address passes (what scenes beyond one binding per array use), and the descriptor
+// passes without texel reads (PropagatorOptions::texel_reads = false), on a random scene with
+// frames and on a deep chain, against the reference; the default passes (descriptors with texel
+// reads, every other test) must agree too.
+TEST_F(GpuRandom, DeviceAddressAndStorageOnlyPassesMatchTheReference) {
+  struct Case {
+    const char* name;
+    PropagatorOptions options;
+    bool descriptors;
+  };
+  const Case cases[] = {{"device addresses", {.prefer_descriptors = false}, false},
+                        {"storage descriptors", {.texel_reads = false}, true}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EntityStore store;
+    ValueSource v(11);
+    build_random_scene(store, 20000, 64, v);
+    store.create(1'000'000);  // and a chain of 5000 below it
+    for (EntityId id = 1'000'001; id < 1'005'000; ++id) {
+      store.create(id);
+      store.set_translation(id, v.vec(1));
+      store.set_parent(id, id - 1);
+    }
+    Propagator gpu = make_propagator(ctx(), c.options);
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+    EXPECT_EQ(gpu.last_frame().descriptors, c.descriptors);
+    EXPECT_FALSE(gpu.last_frame().texel_reads);
+    for (uint32_t k = 0; k < 2000; ++k) store.set_translation(v.below(20000), v.vec(5));
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "scattered values"), 1.0);
+    store.set_parent(1'000'000, 3);
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "hierarchy"), 1.0);
   }
-  Propagator by_address = make_propagator(ctx(), {.prefer_descriptors = false});
+  // And the default reads through texel buffers: so small a scene fits the least view a device
+  // may allow (65,536 texels).
+  EntityStore store;
+  ValueSource v(12);
+  build_random_scene(store, 2000, 16, v);
+  Propagator gpu = make_propagator(ctx());
   CpuReference cpu;
-  EXPECT_LE(frame_and_compare(by_address, cpu, store, "addresses, first frame"), 1.0);
-  EXPECT_FALSE(by_address.last_frame().descriptors);
-  for (uint32_t k = 0; k < 2000; ++k) store.set_translation(v.below(20000), v.vec(5));
-  EXPECT_LE(frame_and_compare(by_address, cpu, store, "addresses, scattered values"), 1.0);
-  store.set_parent(1'000'000, 3);
-  EXPECT_LE(frame_and_compare(by_address, cpu, store, "addresses, hierarchy"), 1.0);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "default, first frame"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().descriptors);
+  EXPECT_TRUE(gpu.last_frame().texel_reads);
 }
 
 // A pass of more workgroups than a dispatch may put along x (65,535, first exceeded beyond 16.7
