@@ -41,10 +41,10 @@ const char* const kUsage =
     "  --narrow-walk W how runs of narrow levels are evaluated: auto (default), workgroup,\n"
     "                  single (one invocation) or jump (pointer jumping; PropagatorOptions)\n"
     "  --addressing A  how the passes reach the arrays: auto (default: descriptors where every\n"
-    "                  array fits one binding, the evaluate passes reading what they never\n"
-    "                  write through texel buffers where those fit), descriptors (storage\n"
-    "                  buffers only: PropagatorOptions::texel_reads = false, for comparison)\n"
-    "                  or addresses (buffer device addresses always)\n"
+    "                  array fits one binding; on a CPU device the evaluate passes read what\n"
+    "                  they never write through texel buffers where those fit), texels (those\n"
+    "                  on any device), descriptors (storage buffers only) or addresses (buffer\n"
+    "                  device addresses always); PropagatorOptions::texel_reads\n"
     "  --max-buffer-bytes B  the largest buffer, with K, M or G (powers of 1024): arrays\n"
     "                  beyond it are split into pieces (default: the device's limit)\n"
     "  --output-layout L  4x4 (default: a float4x4 LocalToWorld, 64 bytes an entity) or 3x4\n"
@@ -174,9 +174,11 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       auto v = value();
       if (!v) return v.error();
       o.propagator.prefer_descriptors = *v != "addresses";
-      o.propagator.texel_reads = *v == "auto";
-      if (*v != "auto" && *v != "descriptors" && *v != "addresses")
-        return Error{"--addressing: '" + *v + "' is not auto, descriptors or addresses"};
+      o.propagator.texel_reads = *v == "auto"     ? TexelReads::Auto
+                                 : *v == "texels" ? TexelReads::Always
+                                                  : TexelReads::Never;
+      if (*v != "auto" && *v != "texels" && *v != "descriptors" && *v != "addresses")
+        return Error{"--addressing: '" + *v + "' is not auto, texels, descriptors or addresses"};
     } else if (a.starts_with("-")) {
       return Error{"unknown option '" + a + "'"};
     } else {

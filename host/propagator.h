@@ -178,6 +178,13 @@ inline constexpr uint32_t kChainMinLevels = 16;
 // room for pointer jumping's scratch of the widest narrow level (64 entities of 140 bytes).
 inline constexpr uint64_t kMinBufferBytes = 16384;
 
+// Whether the evaluate passes read through uniform texel buffers (PropagatorOptions::texel_reads).
+enum class TexelReads : uint8_t {
+  Auto,    // on a CPU device (VK_PHYSICAL_DEVICE_TYPE_CPU, where it was measured), else Never
+  Always,  // wherever the arrays fit the device's texel views
+  Never,
+};
+
 struct PropagatorOptions {
   // The passes reach the arrays through one descriptor per array whenever every array fits in
   // one binding (maxStorageBufferRange; 128 MiB, about 2 million entities, on lavapipe) and the
@@ -189,9 +196,9 @@ struct PropagatorOptions {
   // where an earlier dispatch wrote them, through uniform texel buffers, where each array fits the
   // device's maxTexelBufferElements. Measured on lavapipe, where a texel fetch serves 8 lanes at
   // once and a storage-buffer load goes lane by lane: a 1M forest's full evaluation about a third
-  // faster (README, Performance); not measured on a GPU. `false`: storage buffers only, for
-  // comparison.
-  bool texel_reads = true;
+  // faster (README, Performance). Not measured on a GPU yet, so Auto keeps storage buffers
+  // there until it is (tprop_bench --addressing texels compares); Never: storage buffers only.
+  TexelReads texel_reads = TexelReads::Auto;
   // A frame whose changed subtrees hold at most this many entities evaluates them from a work
   // list the host builds (walking them costs host time in proportion, at random addresses);
   // beyond, the passes follow the whole order and the GPU skips every entity whose own or

@@ -182,7 +182,7 @@ Status Propagator::Impl::choose_addressing() {
     }
     if (count) s->vk.vkUpdateDescriptorSets(s->device, count, writes, 0, nullptr);
   }
-  if (!options.texel_reads) return ok_status();
+  if (!texel_reads()) return ok_status();
   Result<bool> texels = describe_texels();
   if (!texels) return texels.error();
   if (*texels) addressing = Addressing::Texels;

@@ -266,6 +266,10 @@ struct Propagator::Impl {
   Status check_affine_output(const EntityStore& store) const;
 
   // The walk options.narrow_walk names, Auto resolved for this device.
+  bool texel_reads() const {
+    if (options.texel_reads != TexelReads::Auto) return options.texel_reads == TexelReads::Always;
+    return s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  }
   NarrowWalk narrow_walk() const {
     if (options.narrow_walk != NarrowWalk::Auto) return options.narrow_walk;
     return s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? NarrowWalk::SingleInvocation

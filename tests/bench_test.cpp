@@ -56,7 +56,7 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--frobnicate", "unknown option '--frobnicate'"},
       {"--sizes 1k gen:flat:10", "SPECs replace --sizes and --scenes"},
       {"--max-buffer-bytes 100", "at least 16K (K, M and G suffixes: powers of 1024), got '100'"},
-      {"--addressing nope", "'nope' is not auto, descriptors or addresses"},
+      {"--addressing nope", "'nope' is not auto, texels, descriptors or addresses"},
       {"--output-layout 3x3", "--output-layout needs 4x4"},
   };
   for (const auto& [args, message] : cases) {

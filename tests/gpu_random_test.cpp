@@ -182,9 +182,9 @@ TEST_F(GpuRandom, PointerJumpingMatchesTheReferenceOnDeepScenesOverFrames) {
 }
 
 // The device-address passes (what scenes beyond one binding per array use), and the descriptor
-// passes without texel reads (PropagatorOptions::texel_reads = false), on a random scene with
-// frames and on a deep chain, against the reference; the default passes (descriptors with texel
-// reads, every other test) must agree too.
+// passes without texel reads (TexelReads::Never), on a random scene with frames and on a deep
+// chain, against the reference; the default passes (on lavapipe descriptors with texel reads,
+// every other test) must agree too.
 TEST_F(GpuRandom, DeviceAddressAndStorageOnlyPassesMatchTheReference) {
   struct Case {
     const char* name;
@@ -192,7 +192,7 @@ TEST_F(GpuRandom, DeviceAddressAndStorageOnlyPassesMatchTheReference) {
     bool descriptors;
   };
   const Case cases[] = {{"device addresses", {.prefer_descriptors = false}, false},
-                        {"storage descriptors", {.texel_reads = false}, true}};
+                        {"storage descriptors", {.texel_reads = TexelReads::Never}, true}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     EntityStore store;
@@ -214,12 +214,12 @@ TEST_F(GpuRandom, DeviceAddressAndStorageOnlyPassesMatchTheReference) {
     store.set_parent(1'000'000, 3);
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "hierarchy"), 1.0);
   }
-  // And the default reads through texel buffers: so small a scene fits the least view a device
-  // may allow (65,536 texels).
+  // And TexelReads::Always (the default on a CPU device) reads through texel buffers: so small a
+  // scene fits the least view a device may allow (65,536 texels).
   EntityStore store;
   ValueSource v(12);
   build_random_scene(store, 2000, 16, v);
-  Propagator gpu = make_propagator(ctx());
+  Propagator gpu = make_propagator(ctx(), {.texel_reads = TexelReads::Always});
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "default, first frame"), 1.0);
   EXPECT_TRUE(gpu.last_frame().descriptors);
