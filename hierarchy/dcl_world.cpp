@@ -34,6 +34,7 @@ struct NumberRecord {
 
 struct DclWorld::SceneData {
   SceneId slot = 0;
+  uint32_t root_slot = EntityStore::kNoSlot;  // the root's store slot
   std::string name;
   DclParcel parcel;
   CrdtState state;
@@ -106,7 +107,7 @@ Result<DclWorld::SceneId> DclWorld::add_scene(std::string name, DclParcel base) 
   sc->slot = slot;
   sc->name = std::move(name);
   sc->parcel = base;
-  store_.create(sc->root());
+  sc->root_slot = store_.create_at_slot(sc->root());
   store_.set_translation(sc->root(), dcl_parcel_position(base));
   scenes_[slot] = std::move(sc);
   ++scene_count_;
@@ -173,8 +174,10 @@ void DclWorld::stage(SceneData& sc, const CrdtMessage& m) {
 
 // The store entries that applying m reads first, requested once its number's record (which
 // holds the slot) has arrived: the entity's record and, by a guess from the message alone,
-// what destroying it or naming it another parent looks up in the store's id maps and sibling
-// lists. A wrong guess costs a few wasted requests, never a wrong result.
+// what destroying it or naming it another parent reads in the store: its links (parent,
+// siblings, children) and, for a destruction, its id-map entry; for a re-parent, the records
+// of both parents' numbers, whose slots the new links name. A wrong guess costs a few wasted
+// requests, never a wrong result.
 void DclWorld::request_store(const SceneData& sc, const CrdtMessage& m) {
   const uint16_t n = dcl_entity_number(m.entity);
   if (n == 0) return;
@@ -185,7 +188,8 @@ void DclWorld::request_store(const SceneData& sc, const CrdtMessage& m) {
   const EntityId named =
       transform ? read_u32_le(m.data.data() + kDclTransformSize - 4) : kDclRootEntity;
   const auto request_parent = [&](EntityId parent) {
-    if (dcl_entity_number(parent) != 0) store_.prefetch_id(sc.id(dcl_entity_number(parent)));
+    const uint16_t p = dcl_entity_number(parent);
+    if (p != 0 && p < sc.numbers.size()) __builtin_prefetch(&sc.numbers[p]);
   };
   // (Requesting what a creation looks up as well measured no better.)
   if (n >= sc.numbers.size() || !(sc.numbers[n].flags & kHeld)) return;
@@ -279,11 +283,14 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
   const EntityId id = sc.id(n);
   const bool created = !held;
   if (created) {
-    store_.create(id);
     sc.numbers[n] = NumberRecord{};
     sc.numbers[n].flags = kHeld;
     sc.numbers[n].version = v;
-    sc.numbers[n].slot = store_.slot_of(id);
+    // The world alone makes its scenes' ids; should a caller have made this one through
+    // store(), the world takes that entity over as create() then slot_of() did.
+    uint32_t slot = store_.create_at_slot(id);
+    if (slot == EntityStore::kNoSlot) slot = store_.slot_of(id);
+    sc.numbers[n].slot = slot;
   }
   assert(store_.id_at(sc.numbers[n].slot) == id);
   const std::optional<DclTransform> t =
@@ -315,7 +322,7 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
 void DclWorld::release(SceneData& sc, uint16_t number) {
   if (sc.numbers[number].flags & kOnCycle) dissolve_cycle(sc, number);
   const EntityId id = sc.id(number);
-  store_.move_children(id, sc.root());
+  store_.move_children_at(sc.numbers[number].slot, sc.root_slot);
   store_.destroy(id);
   sc.numbers[number].flags = 0;
   sc.numbers[number].parent = kDclRootEntity;
@@ -378,7 +385,7 @@ void DclWorld::find_cycle(SceneData& sc, uint16_t start) {
         NumberRecord& r = sc.numbers[*it];
         r.flags |= kOnCycle;
         r.cycle_next = std::next(it) == sc.path.end() ? next : *std::next(it);
-        store_.set_parent_at(r.slot, sc.root());
+        store_.set_parent_at(r.slot, sc.root(), sc.root_slot);
       }
       return;
     }
@@ -386,10 +393,14 @@ void DclWorld::find_cycle(SceneData& sc, uint16_t start) {
   }
 }
 
-EntityId DclWorld::effective_parent(const SceneData& sc, uint16_t number) const {
+void DclWorld::place(SceneData& sc, uint16_t number) {
   const NumberRecord& r = sc.numbers[number];
-  if ((r.flags & kOnCycle) || r.parent == kDclRootEntity || !sc.holds(r.parent)) return sc.root();
-  return sc.id(dcl_entity_number(r.parent));
+  if ((r.flags & kOnCycle) || r.parent == kDclRootEntity || !sc.holds(r.parent)) {
+    store_.set_parent_at(r.slot, sc.root(), sc.root_slot);
+  } else {
+    const uint16_t p = dcl_entity_number(r.parent);
+    store_.set_parent_at(r.slot, sc.id(p), sc.numbers[p].slot);
+  }
 }
 
 void DclWorld::settle(SceneData& sc) {
@@ -398,7 +409,7 @@ void DclWorld::settle(SceneData& sc) {
     sc.recheck.pop_back();
     if (!(sc.numbers[n].flags & kHeld)) continue;
     if (!(sc.numbers[n].flags & kOnCycle)) find_cycle(sc, n);
-    store_.set_parent_at(sc.numbers[n].slot, effective_parent(sc, n));
+    place(sc, n);
   }
 }
 
