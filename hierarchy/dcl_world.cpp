@@ -301,18 +301,29 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
     remove_dcl_transform_values(store_, id);
   }
   const EntityId named = t ? t->parent : kDclRootEntity;
-  if (created || named != sc.numbers[n].parent) {
+  if (created) {
+    sc.numbers[n].parent = named;
+    const auto it = sc.waiting.find(e);
+    if (it == sc.waiting.end() && named != e) {
+      // No entity of the scene names e: one naming an id the scene does not hold waits for it
+      // (relink), and a dead id never comes back. So no chain of parents leads back to e and
+      // its own link closes no cycle: it takes its place without the walk up its ancestors
+      // that settle() would make, as it would first of what waits there.
+      note_waiting(sc, n);
+      place(sc, n);
+    } else {
+      relink(sc, n);
+      // The entities that named e before it appeared attach now.
+      if (it != sc.waiting.end()) {
+        const std::vector<uint16_t> children = std::move(it->second);
+        sc.waiting.erase(it);
+        for (uint16_t c : children)
+          if ((sc.numbers[c].flags & kHeld) && sc.numbers[c].parent == e) relink(sc, c);
+      }
+    }
+  } else if (named != sc.numbers[n].parent) {
     sc.numbers[n].parent = named;
     relink(sc, n);
-  }
-  if (created) {
-    // The entities that named e before it appeared attach now.
-    if (auto it = sc.waiting.find(e); it != sc.waiting.end()) {
-      const std::vector<uint16_t> children = std::move(it->second);
-      sc.waiting.erase(it);
-      for (uint16_t c : children)
-        if ((sc.numbers[c].flags & kHeld) && sc.numbers[c].parent == e) relink(sc, c);
-    }
   }
   settle(sc);
 }
@@ -347,6 +358,11 @@ void DclWorld::release(SceneData& sc, uint16_t number) {
 void DclWorld::relink(SceneData& sc, uint16_t number) {
   if (sc.numbers[number].flags & kOnCycle) dissolve_cycle(sc, number);
   sc.recheck.push_back(number);
+  note_waiting(sc, number);
+}
+
+// A parent that may still appear (not held, not dead) is waited for.
+void DclWorld::note_waiting(SceneData& sc, uint16_t number) {
   const EntityId parent = sc.numbers[number].parent;
   if (parent != kDclRootEntity && dcl_entity_number(parent) != 0 && !sc.holds(parent) &&
       !sc.state.is_dead(parent))

@@ -128,6 +128,7 @@ class DclWorld {
   void sync(SceneData& sc, EntityId e);
   void release(SceneData& sc, uint16_t number);
   void relink(SceneData& sc, uint16_t number);
+  void note_waiting(SceneData& sc, uint16_t number);
   void dissolve_cycle(SceneData& sc, uint16_t member);
   void find_cycle(SceneData& sc, uint16_t start);
   void settle(SceneData& sc);
