@@ -445,6 +445,12 @@ StoreChanges EntityStore::take_changes() {
   value_slots_.clear();
   out.structural = std::move(structural_slots_);
   structural_slots_.clear();
+  // The lists were handed over whole: room for as many as this frame's, so that the next frame
+  // does not regrow them from nothing (a dozen reallocations and copies, and fresh pages, for
+  // a world's 13,000 changes a frame).
+  dirty_slots_.reserve(out.slots.size());
+  value_slots_.reserve(out.values.size());
+  structural_slots_.reserve(out.structural.size());
   for (uint32_t s : parent_changed_slots_) {
     if (!(rec_[s].flags & kAlive)) continue;
     if (rec_[s].flags & bit(Component::Parent)) {
