@@ -129,4 +129,43 @@ size_t BlockPool::chunks() const {
   return chunks_.size();
 }
 
+namespace {
+constexpr size_t kSmallestClass = size_t(4) << 10;
+constexpr size_t kLargestClass = size_t(512) << 10;
+constexpr size_t kClasses = 8;  // 4 KiB, 8 KiB, ... 512 KiB
+
+size_t class_of(size_t bytes) {
+  size_t c = 0;
+  while ((kSmallestClass << c) < bytes) ++c;
+  return c;
+}
+
+// Never destroyed, as CrdtState's page pool: arrays may be given back during static
+// destruction.
+BlockPool& class_pool(size_t c) {
+  static BlockPool* const pools[kClasses] = {
+      new BlockPool(kSmallestClass << 0, 64), new BlockPool(kSmallestClass << 1, 64),
+      new BlockPool(kSmallestClass << 2, 64), new BlockPool(kSmallestClass << 3, 64),
+      new BlockPool(kSmallestClass << 4, 64), new BlockPool(kSmallestClass << 5, 64),
+      new BlockPool(kSmallestClass << 6, 64), new BlockPool(kSmallestClass << 7, 64)};
+  static_assert((kSmallestClass << (kClasses - 1)) == kLargestClass);
+  return *pools[c];
+}
+}  // namespace
+
+void* pooled_allocate(size_t bytes) {
+  if (bytes < kSmallestClass / 2 || bytes > kLargestClass)
+    return ::operator new(bytes, std::align_val_t(64));
+  return class_pool(class_of(bytes)).allocate();
+}
+
+void pooled_deallocate(void* p, size_t bytes) noexcept {
+  if (!p) return;
+  if (bytes < kSmallestClass / 2 || bytes > kLargestClass) {
+    ::operator delete(p, std::align_val_t(64));
+    return;
+  }
+  class_pool(class_of(bytes)).deallocate(p);
+}
+
 }  // namespace tprop

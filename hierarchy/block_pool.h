@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace tprop {
@@ -58,6 +59,32 @@ class BlockPool {
   char* next_ = nullptr;  // the current chunk's blocks not handed out yet
   char* end_ = nullptr;
   size_t in_use_ = 0;
+};
+
+// Storage of `bytes` for arrays that a big world reaches at random (a scene's per-entity
+// records): from process-wide pools of 2 MiB pages, one a power-of-two size class from 4 KiB to
+// 512 KiB (a request takes the smallest class that holds it); smaller and larger requests go to
+// operator new. Give it back with the same size.
+void* pooled_allocate(size_t bytes);
+void pooled_deallocate(void* p, size_t bytes) noexcept;
+
+// An allocator for std::vector and friends over pooled_allocate.
+template <class T>
+struct PooledAllocator {
+  using value_type = T;
+  PooledAllocator() = default;
+  template <class U>
+  PooledAllocator(const PooledAllocator<U>&) noexcept {}
+  T* allocate(size_t n) {
+    static_assert(alignof(T) <= 64, "pooled blocks are aligned to 64 bytes");
+    if (n > size_t(-1) / sizeof(T)) throw std::bad_array_new_length();
+    return static_cast<T*>(pooled_allocate(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) noexcept { pooled_deallocate(p, n * sizeof(T)); }
+  template <class U>
+  friend bool operator==(const PooledAllocator&, const PooledAllocator<U>&) noexcept {
+    return true;
+  }
 };
 
 }  // namespace tprop

@@ -5,6 +5,7 @@
 #include <exception>
 #include <unordered_map>
 
+#include "block_pool.h"
 #include "dcl_sync.h"
 
 namespace tprop {
@@ -39,7 +40,9 @@ struct DclWorld::SceneData {
   DclParcel parcel;
   CrdtState state;
   CrdtStreamReader reader;
-  std::vector<NumberRecord> numbers;  // by entity number, grown to the highest seen
+  // By entity number, grown to the highest seen; in huge pages shared with other scenes, as a
+  // message reaches its record at random (block_pool.h).
+  std::vector<NumberRecord, PooledAllocator<NumberRecord>> numbers;
   // Named parent (a full id no held entity has yet) -> numbers of entities naming it. Entries
   // can be stale (the child re-parented since); they are checked when the parent appears.
   std::unordered_map<EntityId, std::vector<uint16_t>> waiting;

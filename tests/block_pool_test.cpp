@@ -61,5 +61,29 @@ TEST(BlockPool, RoundsASmallBlockUpToItsAlignment) {
   EXPECT_EQ(pool.blocks_in_use(), 0u);
 }
 
+// Sizes below, inside and above the pooled classes: each block is writable in full without
+// touching another, and a vector over the allocator keeps its elements through its growth.
+TEST(PooledAllocate, BlocksOfEverySizeAreDistinctAndWholeAndVectorsGrowThroughThem) {
+  std::vector<std::pair<uint8_t*, size_t>> blocks;
+  for (size_t bytes : {1u, 100u, 2047u, 2048u, 4096u, 4097u, 20000u, 65536u, 524288u, 524289u,
+                       1048576u}) {
+    for (int k = 0; k < 3; ++k) {
+      auto* p = static_cast<uint8_t*>(pooled_allocate(bytes));
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << bytes;
+      std::memset(p, int(blocks.size() & 0xff), bytes);
+      blocks.emplace_back(p, bytes);
+    }
+  }
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    ASSERT_EQ(blocks[i].first[0], uint8_t(i)) << i;
+    ASSERT_EQ(blocks[i].first[blocks[i].second - 1], uint8_t(i)) << i;
+  }
+  for (const auto& [p, bytes] : blocks) pooled_deallocate(p, bytes);
+
+  std::vector<uint32_t, PooledAllocator<uint32_t>> v;
+  for (uint32_t i = 0; i < 300000; ++i) v.push_back(i * 7u);  // through every class and past
+  for (uint32_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i * 7u);
+}
+
 }  // namespace
 }  // namespace tprop
