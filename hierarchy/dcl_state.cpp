@@ -1,8 +1,10 @@
 #include "dcl_state.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
+#include "block_pool.h"
 #include "dcl_transform.h"
 
 namespace tprop {
@@ -36,6 +38,24 @@ int lww_compare(uint32_t lamport, bool deleted, std::span<const uint8_t> data,
   if (data.empty()) return 0;
   const int c = std::memcmp(data.data(), held.data.data(), data.size());
   return c > 0 ? 1 : c < 0 ? -1 : 0;
+}
+
+namespace {
+// Never destroyed: a CrdtState in a static object may give its pages back after the pool's
+// destructor would have run. Its chunks stay reachable from here.
+BlockPool& page_pool(size_t page_size, size_t alignment) {
+  static BlockPool* const pool = new BlockPool(page_size, alignment);
+  return *pool;
+}
+}  // namespace
+
+void* CrdtState::Page::operator new([[maybe_unused]] size_t size) {
+  assert(size == sizeof(Page));
+  return page_pool(sizeof(Page), alignof(Page)).allocate();
+}
+
+void CrdtState::Page::operator delete(void* p) noexcept {
+  page_pool(sizeof(Page), alignof(Page)).deallocate(p);
 }
 
 CrdtState::CrdtState() = default;

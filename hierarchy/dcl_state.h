@@ -117,6 +117,10 @@ class CrdtState {
   };
   struct Page {
     NumberRecord at[size_t(1) << kPageBits];
+    // Pages come from one pool of 2 MiB pages that every CrdtState shares (block_pool.h): a
+    // world's thousand scenes otherwise spread them over 4 KiB pages, a TLB miss a message.
+    static void* operator new(size_t size);
+    static void operator delete(void* p) noexcept;
   };
 
   const NumberRecord* number(uint16_t n) const;

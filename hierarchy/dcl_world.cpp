@@ -5,6 +5,7 @@
 #include <exception>
 #include <unordered_map>
 
+#include "block_pool.h"
 #include "dcl_sync.h"
 
 namespace tprop {
@@ -34,11 +35,14 @@ struct NumberRecord {
 
 struct DclWorld::SceneData {
   SceneId slot = 0;
+  uint32_t root_slot = EntityStore::kNoSlot;  // the root's store slot
   std::string name;
   DclParcel parcel;
   CrdtState state;
   CrdtStreamReader reader;
-  std::vector<NumberRecord> numbers;  // by entity number, grown to the highest seen
+  // By entity number, grown to the highest seen; in huge pages shared with other scenes, as a
+  // message reaches its record at random (block_pool.h).
+  std::vector<NumberRecord, PooledAllocator<NumberRecord>> numbers;
   // Named parent (a full id no held entity has yet) -> numbers of entities naming it. Entries
   // can be stale (the child re-parented since); they are checked when the parent appears.
   std::unordered_map<EntityId, std::vector<uint16_t>> waiting;
@@ -106,7 +110,7 @@ Result<DclWorld::SceneId> DclWorld::add_scene(std::string name, DclParcel base) 
   sc->slot = slot;
   sc->name = std::move(name);
   sc->parcel = base;
-  store_.create(sc->root());
+  sc->root_slot = store_.create_at_slot(sc->root());
   store_.set_translation(sc->root(), dcl_parcel_position(base));
   scenes_[slot] = std::move(sc);
   ++scene_count_;
@@ -173,8 +177,10 @@ void DclWorld::stage(SceneData& sc, const CrdtMessage& m) {
 
 // The store entries that applying m reads first, requested once its number's record (which
 // holds the slot) has arrived: the entity's record and, by a guess from the message alone,
-// what destroying it or naming it another parent looks up in the store's id maps and sibling
-// lists. A wrong guess costs a few wasted requests, never a wrong result.
+// what destroying it or naming it another parent reads in the store: its links (parent,
+// siblings, children) and, for a destruction, its id-map entry; for a re-parent, the records
+// of both parents' numbers, whose slots the new links name. A wrong guess costs a few wasted
+// requests, never a wrong result.
 void DclWorld::request_store(const SceneData& sc, const CrdtMessage& m) {
   const uint16_t n = dcl_entity_number(m.entity);
   if (n == 0) return;
@@ -185,7 +191,8 @@ void DclWorld::request_store(const SceneData& sc, const CrdtMessage& m) {
   const EntityId named =
       transform ? read_u32_le(m.data.data() + kDclTransformSize - 4) : kDclRootEntity;
   const auto request_parent = [&](EntityId parent) {
-    if (dcl_entity_number(parent) != 0) store_.prefetch_id(sc.id(dcl_entity_number(parent)));
+    const uint16_t p = dcl_entity_number(parent);
+    if (p != 0 && p < sc.numbers.size()) __builtin_prefetch(&sc.numbers[p]);
   };
   // (Requesting what a creation looks up as well measured no better.)
   if (n >= sc.numbers.size() || !(sc.numbers[n].flags & kHeld)) return;
@@ -279,11 +286,14 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
   const EntityId id = sc.id(n);
   const bool created = !held;
   if (created) {
-    store_.create(id);
     sc.numbers[n] = NumberRecord{};
     sc.numbers[n].flags = kHeld;
     sc.numbers[n].version = v;
-    sc.numbers[n].slot = store_.slot_of(id);
+    // The world alone makes its scenes' ids; should a caller have made this one through
+    // store(), the world takes that entity over as create() then slot_of() did.
+    uint32_t slot = store_.create_at_slot(id);
+    if (slot == EntityStore::kNoSlot) slot = store_.slot_of(id);
+    sc.numbers[n].slot = slot;
   }
   assert(store_.id_at(sc.numbers[n].slot) == id);
   const std::optional<DclTransform> t =
@@ -294,18 +304,29 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
     remove_dcl_transform_values(store_, id);
   }
   const EntityId named = t ? t->parent : kDclRootEntity;
-  if (created || named != sc.numbers[n].parent) {
+  if (created) {
+    sc.numbers[n].parent = named;
+    const auto it = sc.waiting.find(e);
+    if (it == sc.waiting.end() && named != e) {
+      // No entity of the scene names e: one naming an id the scene does not hold waits for it
+      // (relink), and a dead id never comes back. So no chain of parents leads back to e and
+      // its own link closes no cycle: it takes its place without the walk up its ancestors
+      // that settle() would make, as it would first of what waits there.
+      note_waiting(sc, n);
+      place(sc, n);
+    } else {
+      relink(sc, n);
+      // The entities that named e before it appeared attach now.
+      if (it != sc.waiting.end()) {
+        const std::vector<uint16_t> children = std::move(it->second);
+        sc.waiting.erase(it);
+        for (uint16_t c : children)
+          if ((sc.numbers[c].flags & kHeld) && sc.numbers[c].parent == e) relink(sc, c);
+      }
+    }
+  } else if (named != sc.numbers[n].parent) {
     sc.numbers[n].parent = named;
     relink(sc, n);
-  }
-  if (created) {
-    // The entities that named e before it appeared attach now.
-    if (auto it = sc.waiting.find(e); it != sc.waiting.end()) {
-      const std::vector<uint16_t> children = std::move(it->second);
-      sc.waiting.erase(it);
-      for (uint16_t c : children)
-        if ((sc.numbers[c].flags & kHeld) && sc.numbers[c].parent == e) relink(sc, c);
-    }
   }
   settle(sc);
 }
@@ -315,7 +336,7 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
 void DclWorld::release(SceneData& sc, uint16_t number) {
   if (sc.numbers[number].flags & kOnCycle) dissolve_cycle(sc, number);
   const EntityId id = sc.id(number);
-  store_.move_children(id, sc.root());
+  store_.move_children_at(sc.numbers[number].slot, sc.root_slot);
   store_.destroy(id);
   sc.numbers[number].flags = 0;
   sc.numbers[number].parent = kDclRootEntity;
@@ -340,6 +361,11 @@ void DclWorld::release(SceneData& sc, uint16_t number) {
 void DclWorld::relink(SceneData& sc, uint16_t number) {
   if (sc.numbers[number].flags & kOnCycle) dissolve_cycle(sc, number);
   sc.recheck.push_back(number);
+  note_waiting(sc, number);
+}
+
+// A parent that may still appear (not held, not dead) is waited for.
+void DclWorld::note_waiting(SceneData& sc, uint16_t number) {
   const EntityId parent = sc.numbers[number].parent;
   if (parent != kDclRootEntity && dcl_entity_number(parent) != 0 && !sc.holds(parent) &&
       !sc.state.is_dead(parent))
@@ -378,7 +404,7 @@ void DclWorld::find_cycle(SceneData& sc, uint16_t start) {
         NumberRecord& r = sc.numbers[*it];
         r.flags |= kOnCycle;
         r.cycle_next = std::next(it) == sc.path.end() ? next : *std::next(it);
-        store_.set_parent_at(r.slot, sc.root());
+        store_.set_parent_at(r.slot, sc.root(), sc.root_slot);
       }
       return;
     }
@@ -386,10 +412,14 @@ void DclWorld::find_cycle(SceneData& sc, uint16_t start) {
   }
 }
 
-EntityId DclWorld::effective_parent(const SceneData& sc, uint16_t number) const {
+void DclWorld::place(SceneData& sc, uint16_t number) {
   const NumberRecord& r = sc.numbers[number];
-  if ((r.flags & kOnCycle) || r.parent == kDclRootEntity || !sc.holds(r.parent)) return sc.root();
-  return sc.id(dcl_entity_number(r.parent));
+  if ((r.flags & kOnCycle) || r.parent == kDclRootEntity || !sc.holds(r.parent)) {
+    store_.set_parent_at(r.slot, sc.root(), sc.root_slot);
+  } else {
+    const uint16_t p = dcl_entity_number(r.parent);
+    store_.set_parent_at(r.slot, sc.id(p), sc.numbers[p].slot);
+  }
 }
 
 void DclWorld::settle(SceneData& sc) {
@@ -398,7 +428,7 @@ void DclWorld::settle(SceneData& sc) {
     sc.recheck.pop_back();
     if (!(sc.numbers[n].flags & kHeld)) continue;
     if (!(sc.numbers[n].flags & kOnCycle)) find_cycle(sc, n);
-    store_.set_parent_at(sc.numbers[n].slot, effective_parent(sc, n));
+    place(sc, n);
   }
 }
 

@@ -128,10 +128,13 @@ class DclWorld {
   void sync(SceneData& sc, EntityId e);
   void release(SceneData& sc, uint16_t number);
   void relink(SceneData& sc, uint16_t number);
+  void note_waiting(SceneData& sc, uint16_t number);
   void dissolve_cycle(SceneData& sc, uint16_t member);
   void find_cycle(SceneData& sc, uint16_t start);
   void settle(SceneData& sc);
-  EntityId effective_parent(const SceneData& sc, uint16_t number) const;
+  // Sets the store Parent of a held number: its named parent when the scene holds it and no
+  // cycle stands in the way, else the scene root.
+  void place(SceneData& sc, uint16_t number);
 
   EntityStore store_;
   std::vector<std::unique_ptr<SceneData>> scenes_;  // by slot; null for a free slot

@@ -16,22 +16,22 @@ void EntityStore::reserve(size_t entities) {
   id_to_slot_.reserve(entities);
   ids_.reserve(entities);
   rec_.reserve(entities);
-  next_sibling_.reserve(entities);
-  prev_sibling_.reserve(entities);
+  links_.reserve(entities);
 }
 
-bool EntityStore::create(EntityId id) {
-  if (id_to_slot_.find(id) != IdMap::kMissing) return false;
-  uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
+bool EntityStore::create(EntityId id) { return create_at_slot(id) != kNone; }
+
+uint32_t EntityStore::create_at_slot(EntityId id) {
+  // The slot it gets if the id is new: claimed in the id map and checked in one probe.
+  const bool reuse = !free_slots_.empty();
+  const uint32_t slot = reuse ? free_slots_.back() : static_cast<uint32_t>(ids_.size());
+  if (id_to_slot_.insert_if_absent(id, slot) != IdMap::kMissing) return kNone;
+  if (reuse) {
     free_slots_.pop_back();
   } else {
-    slot = static_cast<uint32_t>(ids_.size());
     ids_.push_back(0);
     rec_.emplace_back();
-    next_sibling_.push_back(kNone);
-    prev_sibling_.push_back(kNone);
+    links_.emplace_back();
   }
   ids_[slot] = id;
   // A slot freed earlier in this frame is listed already: it keeps its marks, so that
@@ -40,39 +40,43 @@ bool EntityStore::create(EntityId id) {
   rec_[slot] = Record{};
   rec_[slot].flags = kAlive;
   rec_[slot].dirty = listed;
-  next_sibling_[slot] = kNone;
-  prev_sibling_[slot] = kNone;
-  id_to_slot_.set(id, slot);
+  links_[slot] = Links{};
   touch(slot);
   mark_structural(slot);
-  // Children whose Parent named this id while it did not exist attach now.
-  for (uint32_t child = first_child_.find(id); child != kNone; child = next_sibling_[child])
-    mark_structural(child);
+  // Children whose Parent named this id while it did not exist attach now: their list moves
+  // from the id to the slot.
+  if (pending_children_.size() != 0) {
+    const uint32_t head = pending_children_.take(id);
+    links_[slot].first_child = head;
+    for (uint32_t child = head; child != kNone; child = links_[child].next_sibling) {
+      links_[child].parent_slot = slot;
+      mark_structural(child);
+    }
+  }
   hierarchy_changed_ = true;
-  return true;
+  return slot;
 }
 
 bool EntityStore::destroy(EntityId id) {
-  const uint32_t slot = live_slot(id);
+  const uint32_t slot = id_to_slot_.take(id);
   if (slot == kNone) return false;
   // Unity's ParentSystem: children of a destroyed parent leave the hierarchy.
-  for (uint32_t child = first_child_.find(id); child != kNone;) {
-    const uint32_t next = next_sibling_[child];
-    next_sibling_[child] = prev_sibling_[child] = kNone;
+  for (uint32_t child = links_[slot].first_child; child != kNone;) {
+    const uint32_t next = links_[child].next_sibling;
+    links_[child] = Links{links_[child].first_child, kNone, kNone, kNone};
     rec_[child].flags &= ~bit(Component::Parent);
     parent_changed_slots_.push_back(child);
     touch(child);
     mark_structural(child);
     child = next;
   }
-  first_child_.erase(id);
+  links_[slot].first_child = kNone;
   if (rec_[slot].flags & bit(Component::Parent)) unlink_child(slot);
   if (rec_[slot].rare_index != kNone) {
     free_rare_.push_back(rec_[slot].rare_index);
     rec_[slot].rare_index = kNone;
   }
   rec_[slot].flags = 0;
-  id_to_slot_.erase(id);
   free_slots_.push_back(slot);
   touch(slot);
   mark_structural(slot);
@@ -251,9 +255,19 @@ bool EntityStore::set_parent(EntityId e, EntityId parent) {
 void EntityStore::set_parent_at(uint32_t s, EntityId parent) {
   assert(alive_at(s));
   if ((rec_[s].flags & bit(Component::Parent)) && rec_[s].parent == parent) return;
+  set_parent_linked(s, parent, id_to_slot_.find(parent));
+}
+
+void EntityStore::set_parent_at(uint32_t s, EntityId parent, uint32_t parent_slot) {
+  assert(alive_at(s) && alive_at(parent_slot) && ids_[parent_slot] == parent);
+  if ((rec_[s].flags & bit(Component::Parent)) && rec_[s].parent == parent) return;
+  set_parent_linked(s, parent, parent_slot);
+}
+
+void EntityStore::set_parent_linked(uint32_t s, EntityId parent, uint32_t parent_slot) {
   if (rec_[s].flags & bit(Component::Parent)) unlink_child(s);
   rec_[s].parent = parent;
-  link_child(s, parent);
+  link_child(s, parent, parent_slot);
   set_bit(s, Component::Parent);
   parent_changed_slots_.push_back(s);
   mark_structural(s);
@@ -262,23 +276,46 @@ void EntityStore::set_parent_at(uint32_t s, EntityId parent) {
 
 void EntityStore::move_children(EntityId from, EntityId to) {
   if (from == to) return;
-  const uint32_t head = first_child_.find(from);
+  move_children_list(id_to_slot_.find(from), from, to, id_to_slot_.find(to));
+}
+
+void EntityStore::move_children_at(uint32_t from_slot, uint32_t to_slot) {
+  assert(alive_at(from_slot) && alive_at(to_slot));
+  if (from_slot == to_slot) return;
+  move_children_list(from_slot, ids_[from_slot], ids_[to_slot], to_slot);
+}
+
+void EntityStore::move_children_list(uint32_t from, EntityId from_id, EntityId to,
+                                     uint32_t to_slot) {
+  uint32_t head;
+  if (from != kNone) {
+    head = links_[from].first_child;
+    links_[from].first_child = kNone;
+  } else {
+    head = pending_children_.size() != 0 ? pending_children_.take(from_id) : kNone;
+  }
   if (head == kNone) return;
   // The list moves whole: each child changes its Parent, then the list is spliced in front of
   // `to`'s children.
   uint32_t tail = head;
-  for (uint32_t c = head; c != kNone; c = next_sibling_[c]) {
+  for (uint32_t c = head; c != kNone; c = links_[c].next_sibling) {
     rec_[c].parent = to;
+    links_[c].parent_slot = to_slot;
     set_bit(c, Component::Parent);
     parent_changed_slots_.push_back(c);
     mark_structural(c);
     tail = c;
   }
-  const uint32_t old_head = first_child_.find(to);
-  next_sibling_[tail] = old_head;
-  if (old_head != kNone) prev_sibling_[old_head] = tail;
-  first_child_.erase(from);
-  first_child_.set(to, head);
+  uint32_t old_head;
+  if (to_slot != kNone) {
+    old_head = links_[to_slot].first_child;
+    links_[to_slot].first_child = head;
+  } else {
+    old_head = pending_children_.find(to);
+    pending_children_.set(to, head);
+  }
+  links_[tail].next_sibling = old_head;
+  if (old_head != kNone) links_[old_head].prev_sibling = tail;
   hierarchy_changed_ = true;
 }
 
@@ -340,8 +377,10 @@ std::optional<EntityId> EntityStore::parent(EntityId e) const {
 
 std::vector<EntityId> EntityStore::children(EntityId e) const {
   std::vector<EntityId> out;
-  if (live_slot(e) == kNone) return out;
-  for (uint32_t c = first_child_.find(e); c != kNone; c = next_sibling_[c]) out.push_back(ids_[c]);
+  const uint32_t s = live_slot(e);
+  if (s == kNone) return out;
+  for (uint32_t c = links_[s].first_child; c != kNone; c = links_[c].next_sibling)
+    out.push_back(ids_[c]);
   return out;
 }
 
@@ -351,25 +390,36 @@ std::optional<EntityId> EntityStore::previous_parent(EntityId e) const {
   return rec_[s].previous_parent;
 }
 
-void EntityStore::link_child(uint32_t slot, EntityId parent) {
-  const uint32_t head = first_child_.find(parent);
-  prev_sibling_[slot] = kNone;
-  next_sibling_[slot] = head;
-  if (head != kNone) prev_sibling_[head] = slot;
-  first_child_.set(parent, slot);
+void EntityStore::link_child(uint32_t slot, EntityId parent, uint32_t parent_slot) {
+  uint32_t head;
+  if (parent_slot != kNone) {
+    head = links_[parent_slot].first_child;
+    links_[parent_slot].first_child = slot;
+  } else {
+    head = pending_children_.find(parent);
+    pending_children_.set(parent, slot);
+  }
+  Links& l = links_[slot];
+  l.prev_sibling = kNone;
+  l.next_sibling = head;
+  l.parent_slot = parent_slot;
+  if (head != kNone) links_[head].prev_sibling = slot;
 }
 
 void EntityStore::unlink_child(uint32_t slot) {
-  const uint32_t prev = prev_sibling_[slot], next = next_sibling_[slot];
-  if (next != kNone) prev_sibling_[next] = prev;
+  Links& l = links_[slot];
+  const uint32_t prev = l.prev_sibling, next = l.next_sibling;
+  if (next != kNone) links_[next].prev_sibling = prev;
   if (prev != kNone) {
-    next_sibling_[prev] = next;
+    links_[prev].next_sibling = next;
+  } else if (l.parent_slot != kNone) {
+    links_[l.parent_slot].first_child = next;
   } else if (next != kNone) {
-    first_child_.set(rec_[slot].parent, next);
+    pending_children_.set(rec_[slot].parent, next);
   } else {
-    first_child_.erase(rec_[slot].parent);
+    pending_children_.erase(rec_[slot].parent);
   }
-  prev_sibling_[slot] = next_sibling_[slot] = kNone;
+  l.prev_sibling = l.next_sibling = l.parent_slot = kNone;
 }
 
 StoreChanges EntityStore::take_changes() {
@@ -399,6 +449,12 @@ StoreChanges EntityStore::take_changes() {
   value_slots_.clear();
   out.structural = std::move(structural_slots_);
   structural_slots_.clear();
+  // The lists were handed over whole: room for as many as this frame's, so that the next frame
+  // does not regrow them from nothing (a dozen reallocations and copies, and fresh pages, for
+  // a world's 13,000 changes a frame).
+  dirty_slots_.reserve(out.slots.size());
+  value_slots_.reserve(out.values.size());
+  structural_slots_.reserve(out.structural.size());
   for (uint32_t s : parent_changed_slots_) {
     if (!(rec_[s].flags & kAlive)) continue;
     if (rec_[s].flags & bit(Component::Parent)) {

@@ -73,6 +73,37 @@ void IdMap::set(uint32_t key, uint32_t value) {
   ++size_;
 }
 
+uint32_t IdMap::insert_if_absent(uint32_t key, uint32_t value) {
+  assert(value != kMissing);
+  if (old_.size) drain(kDrainBudget);
+  if (const size_t i = table_.index_of(key); i < table_.slots.size())
+    return table_.slots[i].stored - 1;
+  if (old_.size) {
+    if (const size_t i = old_.index_of(key); i < old_.slots.size()) return old_.slots[i].stored - 1;
+  }
+  if ((table_.size + 1) * 2 > table_.slots.size()) grow();
+  table_.insert_new(key, value);
+  ++size_;
+  return kMissing;
+}
+
+uint32_t IdMap::take(uint32_t key) {
+  if (old_.size) drain(kDrainBudget);
+  if (const size_t i = table_.index_of(key); i < table_.slots.size()) {
+    const uint32_t value = table_.slots[i].stored - 1;
+    table_.erase_at(i);
+    --size_;
+    return value;
+  }
+  if (old_.size == 0) return kMissing;
+  const size_t i = old_.index_of(key);
+  if (i == old_.slots.size()) return kMissing;
+  const uint32_t value = old_.slots[i].stored - 1;
+  old_.erase_at(i);
+  --size_;
+  return value;
+}
+
 bool IdMap::erase(uint32_t key) {
   if (old_.size) drain(kDrainBudget);
   if (const size_t i = table_.index_of(key); i < table_.slots.size()) {

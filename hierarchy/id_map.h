@@ -29,8 +29,15 @@ class IdMap {
   }
   // Inserts or overwrites. value must not be kMissing.
   void set(uint32_t key, uint32_t value);
+  // Inserts key -> value unless key is present: kMissing when it inserted, else the value
+  // stored (left as it is). One probe where find() then set() would make two, each a cache
+  // miss in a big map. value must not be kMissing.
+  uint32_t insert_if_absent(uint32_t key, uint32_t value);
   // Returns whether key was present.
   bool erase(uint32_t key);
+  // Erases key and returns the value it had (kMissing when absent): find() and erase() in one
+  // probe.
+  uint32_t take(uint32_t key);
   void clear();
   void reserve(size_t count);
   size_t size() const { return size_; }

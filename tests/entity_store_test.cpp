@@ -1,6 +1,9 @@
 #include "entity_store.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <random>
 
 #include <gtest/gtest.h>
 
@@ -325,6 +328,120 @@ TEST(EntityStore, ASlotReusedInTheFrameItWasFreedIsListedOnce) {
   EXPECT_EQ(next.values, std::vector<uint32_t>{slot});
   EXPECT_TRUE(next.slots.empty());
   EXPECT_TRUE(next.structural.empty());
+}
+
+TEST(EntityStore, ChildrenOfAMissingParentMoveWithMoveChildren) {
+  EntityStore store;
+  for (EntityId e : {2, 3, 4}) store.create(e);
+  store.set_parent(2, 9);  // 9 and 8 do not exist
+  store.set_parent(3, 9);
+  store.move_children(9, 4);  // from a missing parent to a live one
+  EXPECT_EQ(sorted(store.children(4)), (std::vector<EntityId>{2, 3}));
+  store.move_children(4, 8);  // and on to a missing one
+  EXPECT_TRUE(store.children(4).empty());
+  EXPECT_EQ(store.parent(2), EntityId(8));
+  store.create(9);  // nothing waits for 9 any more
+  EXPECT_TRUE(store.children(9).empty());
+  store.create(8);
+  EXPECT_EQ(sorted(store.children(8)), (std::vector<EntityId>{2, 3}));
+  store.destroy(8);  // they lose their Parent
+  EXPECT_FALSE(store.parent(2).has_value());
+  store.create(8);
+  EXPECT_TRUE(store.children(8).empty());
+}
+
+TEST(EntityStore, SlotFormsActAsTheirIdForms) {
+  EntityStore store;
+  const uint32_t a = store.create_at_slot(10);
+  const uint32_t b = store.create_at_slot(20);
+  const uint32_t c = store.create_at_slot(30);
+  EXPECT_EQ(a, store.slot_of(10));
+  EXPECT_EQ(c, store.slot_of(30));
+  EXPECT_EQ(store.create_at_slot(20), EntityStore::kNoSlot);  // a duplicate
+  store.set_parent_at(c, 10, a);
+  store.set_parent_at(b, 10, a);
+  EXPECT_EQ(sorted(store.children(10)), (std::vector<EntityId>{20, 30}));
+  store.take_changes();
+  store.set_parent_at(c, 10, a);  // already so: no change
+  EXPECT_FALSE(store.take_changes().hierarchy);
+  store.move_children_at(a, c);
+  // 30 was a child of 10 too: now it is its own parent, as move_children(10, 30) makes it.
+  EXPECT_EQ(sorted(store.children(30)), (std::vector<EntityId>{20, 30}));
+  EXPECT_EQ(store.parent(30), EntityId(30));
+  EXPECT_EQ(store.children(10), std::vector<EntityId>{});
+  store.destroy(30);
+  EXPECT_FALSE(store.parent(20).has_value());
+  EXPECT_EQ(store.create_at_slot(30), c);  // the freed slot is reused
+}
+
+// The child lists (held under a live parent's slot, or under a missing parent's id) against a
+// model that knows only each live entity's Parent: after every random edit, children(e) of
+// every live e is exactly the live entities whose Parent names e.
+TEST(EntityStore, ChildListsMatchTheParentsThroughRandomEdits) {
+  EntityStore store;
+  std::map<EntityId, std::optional<EntityId>> model;  // live id -> Parent
+  std::mt19937 rng(5);
+  constexpr EntityId kIds = 40;
+  const auto pick = [&] { return EntityId(rng() % kIds); };
+  for (int step = 0; step < 20000; ++step) {
+    const EntityId e = pick(), p = pick();
+    const bool live = model.count(e) != 0, parent_live = model.count(p) != 0;
+    switch (rng() % 7) {
+      case 0:
+        if (rng() % 2) {
+          EXPECT_EQ(store.create(e), !live);
+        } else {
+          const uint32_t slot = store.create_at_slot(e);
+          EXPECT_EQ(slot, live ? EntityStore::kNoSlot : store.slot_of(e));
+        }
+        if (!live) model[e] = std::nullopt;
+        break;
+      case 1:
+        EXPECT_EQ(store.destroy(e), live);
+        if (live) {
+          model.erase(e);
+          for (auto& [id, parent] : model)
+            if (parent == e) parent.reset();
+        }
+        break;
+      case 2:
+      case 3:
+        if (!live) break;
+        if (parent_live && rng() % 2) {
+          store.set_parent_at(store.slot_of(e), p, store.slot_of(p));
+        } else {
+          store.set_parent(e, p);  // p may be missing
+        }
+        model[e] = p;
+        break;
+      case 4:
+        store.remove(e, Component::Parent);
+        if (live) model[e].reset();
+        break;
+      case 5:
+        if (e == p) break;
+        if (live && parent_live && rng() % 2) {
+          store.move_children_at(store.slot_of(e), store.slot_of(p));
+        } else {
+          store.move_children(e, p);  // either may be missing
+        }
+        for (auto& [id, parent] : model)
+          if (parent == e) parent = p;
+        break;
+      case 6:
+        if (rng() % 8 == 0) store.take_changes();
+        break;
+    }
+    for (EntityId id = 0; id < kIds; ++id) {
+      std::vector<EntityId> expected;
+      if (model.count(id))
+        for (const auto& [child, parent] : model)
+          if (parent == id) expected.push_back(child);
+      ASSERT_EQ(sorted(store.children(id)), expected) << "step " << step << ", entity " << id;
+      ASSERT_EQ(store.parent(id), model.count(id) ? model[id] : std::nullopt)
+          << "step " << step << ", entity " << id;
+    }
+  }
 }
 
 TEST(EntityStore, ManyCreatesAndDestroysKeepTheIdMapConsistent) {

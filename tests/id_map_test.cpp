@@ -49,6 +49,32 @@ TEST(IdMap, MatchesAMapThroughGrowthsWithEditsWhileTheOldTableDrains) {
   EXPECT_EQ(map.find(5), IdMap::kMissing);
 }
 
+// insert_if_absent and take are find-then-set and find-then-erase in one probe: the same
+// outcomes as those pairs on a model, through growths and drains.
+TEST(IdMap, InsertIfAbsentAndTakeActAsFindThenSetAndFindThenErase) {
+  IdMap map;
+  std::unordered_map<uint32_t, uint32_t> model;
+  std::mt19937 rng(11);
+  constexpr uint32_t kKeys = 30000;
+  for (int step = 0; step < 100000; ++step) {
+    const uint32_t key = rng() % kKeys;
+    const auto it = model.find(key);
+    const uint32_t held = it == model.end() ? IdMap::kMissing : it->second;
+    if (rng() % 3 != 0) {
+      ASSERT_EQ(map.insert_if_absent(key, uint32_t(step)), held) << "step " << step;
+      if (held == IdMap::kMissing) model[key] = uint32_t(step);  // a present value stays
+    } else {
+      ASSERT_EQ(map.take(key), held) << "step " << step;
+      model.erase(key);
+    }
+    if (step % 9973 == 0) {
+      ASSERT_EQ(disagreements(map, model, kKeys), 0u) << "step " << step;
+    }
+  }
+  ASSERT_EQ(disagreements(map, model, kKeys), 0u);
+  EXPECT_EQ(IdMap().take(3), IdMap::kMissing);  // an empty map, no table yet
+}
+
 TEST(IdMap, SequentialIdsGrowWithoutLosingAny) {
   IdMap map;
   constexpr uint32_t kCount = 300000;  // past several growths
