@@ -262,10 +262,7 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   if (Status st = ensure_slot_capacity(std::max(store.slot_capacity(), 1u)); !st) return st;
   slots = store.slot_capacity();
   side.resize(slots);
-  if (++frame_mark == 0) {
-    for (SlotSide& e : side) e.seen = 0;
-    frame_mark = 1;
-  }
+  next_frame_mark();
   full_upload = false;
   dirty_rare.clear();
 
@@ -339,10 +336,7 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
 bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint32_t most,
                                         std::vector<uint32_t>& work) {
   // side[].seen holds frame_mark for the packed slots; the walk marks with the next value.
-  if (++frame_mark == 0) {
-    for (SlotSide& e : side) e.seen = 0;
-    frame_mark = 1;
-  }
+  next_frame_mark();
   std::vector<uint32_t> stack;
   for (uint32_t seed : seeds) {
     if (!order.contains(seed) || side[seed].seen == frame_mark) continue;

@@ -193,6 +193,14 @@ struct Propagator::Impl {
   uint32_t static_count = 0;
   std::vector<uint32_t> pending_statics; // slots staged with StoreFrozen: re-check next frame
   uint32_t frame_mark = 0;
+  // A fresh value for side[].seen marks (each walk of a frame takes its own).
+  uint32_t next_frame_mark() {
+    if (++frame_mark == 0) {
+      for (SlotSide& e : side) e.seen = 0;
+      frame_mark = 1;
+    }
+    return frame_mark;
+  }
 
   // What the next record() uploads and runs.
   bool full_upload = false;              // copy the mirrors whole and clear LocalToWorld
@@ -224,9 +232,6 @@ struct Propagator::Impl {
   // In a frame that skips the unchanged, each chain step starts at its first changed level
   // (chain clean prefixes are not walked; the pass recomputes everything it walks).
   void trim_chains();
-  std::vector<uint32_t> packed_stamp;      // per slot: packed_stamp_now when packed this frame
-                                           // (host only; used by frames with chains to trim)
-  uint32_t packed_stamp_now = 0;
   // Whether chains and bundles of parallel chains go to their passes (plan_steps).
   bool chain_walk() const {
     return options.subgroup_chains && narrow_walk() == NarrowWalk::SingleInvocation &&

@@ -147,16 +147,14 @@ void Propagator::Impl::trim_chains() {
     }
     return chains.size();
   };
-  // The entities the scatter marks this frame (the GPU's dirty[] == frame before the passes).
-  if (++packed_stamp_now == 0) {
-    std::fill(packed_stamp.begin(), packed_stamp.end(), 0u);
-    packed_stamp_now = 1;
-  }
-  packed_stamp.resize(std::max<size_t>(packed_stamp.size(), slots), 0u);
+  // The entities the scatter marks this frame (the GPU's dirty[] == frame before the passes),
+  // marked in side[].seen: a per-slot array of its own cost 40 MB of first touches at 10M slots,
+  // in the first frame whose edits made a chain.
+  const uint32_t staged_mark = next_frame_mark();
   std::vector<uint32_t> first(chains.size(), UINT32_MAX);  // each chain's first changed level
   for (uint32_t k = 0; k < delta_count; ++k) {
     const uint32_t slot = deltas.staged<gpu::EntityDelta>(k).slot;
-    packed_stamp[slot] = packed_stamp_now;
+    side[slot].seen = staged_mark;
     const uint32_t l = order.level_of(slot);
     if (l == LevelOrder::kNone) continue;
     if (const size_t c = chain_at(l); c < chains.size()) first[c] = std::min(first[c], l);
@@ -169,7 +167,7 @@ void Propagator::Impl::trim_chains() {
     const Step& chain = steps[chains[c]];
     const uint32_t top = entries[order.levels()[chain.level].begin];
     for (uint32_t x = order.parent_of(top); x != LevelOrder::kNone; x = order.parent_of(x)) {
-      if (packed_stamp[x] == packed_stamp_now) {
+      if (side[x].seen == staged_mark) {
         first[c] = chain.level;
         break;
       }
