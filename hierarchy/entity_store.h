@@ -128,6 +128,9 @@ class EntityStore {
   float scale_at(uint32_t slot) const { return rec_[slot].scale; }
   float3 non_uniform_scale_at(uint32_t slot) const { return rec_[slot].non_uniform_scale; }
   EntityId parent_at(uint32_t slot) const { return rec_[slot].parent; }
+  // The slot of the entity that parent_at(slot) names, or kNoSlot when none has that id (only
+  // while the entity has a Parent): what slot_of(parent_at(slot)) gives, without its look-up.
+  uint32_t parent_slot_at(uint32_t slot) const { return links_[slot].parent_slot; }
   // nullptr when the entity carries no rare component.
   const RareComponents* rare_at(uint32_t slot) const {
     return rec_[slot].rare_index == kNoSlot ? nullptr : &rare_[rec_[slot].rare_index];

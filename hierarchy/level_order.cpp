@@ -53,7 +53,8 @@ uint32_t LevelOrder::resolve_up(const EntityStore& store, uint32_t slot) {
     --unknown_parents_;
   }
   if (!store.alive_at(slot) || !store.has_at(slot, Component::Parent)) return kNone;
-  const uint32_t p = store.slot_of(store.parent_at(slot));
+  const uint32_t p = store.parent_slot_at(slot);
+  assert(p == store.slot_of(store.parent_at(slot)));
   if (p == kNone) {
     unknown_[slot] = 1;
     ++unknown_parents_;
@@ -381,8 +382,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
       if (n.prev_sibling != kNone) __builtin_prefetch(&node_[n.prev_sibling], 1);
       if (n.next_sibling != kNone) __builtin_prefetch(&node_[n.next_sibling], 1);
       if (n.parent != kNone) __builtin_prefetch(&node_[n.parent], 1);
-      if (store.alive_at(a) && store.has_at(a, Component::Parent))
-        store.prefetch_id(store.parent_at(a));
+      store.prefetch_links(a);
     }
     detach(edited[k]);
   }

@@ -440,6 +440,11 @@ TEST(EntityStore, ChildListsMatchTheParentsThroughRandomEdits) {
       ASSERT_EQ(sorted(store.children(id)), expected) << "step " << step << ", entity " << id;
       ASSERT_EQ(store.parent(id), model.count(id) ? model[id] : std::nullopt)
           << "step " << step << ", entity " << id;
+      // The parent's slot, as the level order reads it: the slot of the id, or none.
+      if (const std::optional<EntityId> named = store.parent(id)) {
+        ASSERT_EQ(store.parent_slot_at(store.slot_of(id)), store.slot_of(*named))
+            << "step " << step << ", entity " << id;
+      }
     }
   }
 }
