@@ -28,11 +28,7 @@ uint32_t LevelOrder::level_count() const {
 void LevelOrder::grow_slots(uint32_t slots) {
   if (node_.size() >= slots) return;
   node_.resize(slots);
-  cycle_.resize(slots, kNone);
-  unknown_.resize(slots, 0);
-  moved_stamp_.resize(slots, 0);
-  held_.resize(slots, kNone);
-  queued_.resize(slots, 0);
+  cold_.resize(slots);
 }
 
 // The marks of one apply() share Node::stamp (base + 1..6): on-path and resolved for the cycle
@@ -48,15 +44,15 @@ bool LevelOrder::next_stamp() {
 }
 
 uint32_t LevelOrder::resolve_up(const EntityStore& store, uint32_t slot) {
-  if (unknown_[slot]) {
-    unknown_[slot] = 0;
+  if (cold_[slot].unknown) {
+    cold_[slot].unknown = 0;
     --unknown_parents_;
   }
   if (!store.alive_at(slot) || !store.has_at(slot, Component::Parent)) return kNone;
   const uint32_t p = store.parent_slot_at(slot);
   assert(p == store.slot_of(store.parent_at(slot)));
   if (p == kNone) {
-    unknown_[slot] = 1;
+    cold_[slot].unknown = 1;
     ++unknown_parents_;
   }
   return p;
@@ -178,8 +174,8 @@ void LevelOrder::note_rewritten(uint32_t begin, uint32_t end) {
 }
 
 void LevelOrder::note_moved(uint32_t slot) {
-  if (moved_stamp_[slot] == moved_epoch_) return;
-  moved_stamp_[slot] = moved_epoch_;
+  if (cold_[slot].moved_stamp == moved_epoch_) return;
+  cold_[slot].moved_stamp = moved_epoch_;
   moved_.push_back(slot);
 }
 
@@ -190,14 +186,14 @@ void LevelOrder::take_moved() {
   layout_changed_ = false;
   compacted_ = 0;
   if (++moved_epoch_ == 0) {
-    std::fill(moved_stamp_.begin(), moved_stamp_.end(), 0);
+    for (Cold& c : cold_) c.moved_stamp = 0;
     moved_epoch_ = 1;
   }
 }
 
 void LevelOrder::dissolve_cycle(uint32_t cycle, std::vector<uint32_t>& affected) {
   for (uint32_t m : cycles_[cycle]) {
-    cycle_[m] = kNone;
+    cold_[m].cycle = kNone;
     affected.push_back(m);
   }
   on_cycles_ -= static_cast<uint32_t>(cycles_[cycle].size());
@@ -215,7 +211,7 @@ void LevelOrder::detect_cycles(const std::vector<uint32_t>& starts) {
   for (uint32_t start : starts) {
     path.clear();
     uint32_t v = start;
-    while (v != kNone && cycle_[v] == kNone && node_[v].stamp != resolved) {
+    while (v != kNone && cold_[v].cycle == kNone && node_[v].stamp != resolved) {
       if (node_[v].stamp == on_path) {
         uint32_t id;
         if (!free_cycles_.empty()) {
@@ -227,7 +223,7 @@ void LevelOrder::detect_cycles(const std::vector<uint32_t>& starts) {
         }
         auto first = std::find(path.begin(), path.end(), v);
         for (auto it = first; it != path.end(); ++it) {
-          cycle_[*it] = id;
+          cold_[*it].cycle = id;
           cycles_[id].push_back(*it);
         }
         on_cycles_ += static_cast<uint32_t>(cycles_[id].size());
@@ -243,8 +239,8 @@ void LevelOrder::detect_cycles(const std::vector<uint32_t>& starts) {
 }
 
 void LevelOrder::queue_slack(uint32_t slot) {
-  if (queued_[slot]) return;
-  queued_[slot] = 1;
+  if (cold_[slot].queued) return;
+  cold_[slot].queued = 1;
   slack_.push_back(slot);
 }
 
@@ -262,7 +258,7 @@ void LevelOrder::push_below(uint32_t top) {
   for (size_t k = 0; k < queue.size(); ++k) {
     if (k + kAhead < queue.size()) {
       const uint32_t ahead = queue[k + kAhead];
-      __builtin_prefetch(&moved_stamp_[ahead], 1);
+      __builtin_prefetch(&cold_[ahead], 1);
       const uint32_t e = node_[ahead].entry;  // its node came in with its sibling link
       if (e != kNone) __builtin_prefetch(&entries_[e], 1);
       if (node_[ahead].first_child != kNone) __builtin_prefetch(&node_[node_[ahead].first_child]);
@@ -285,8 +281,8 @@ void LevelOrder::push_below(uint32_t top) {
 void LevelOrder::place(uint32_t slot) {
   const uint32_t p = node_[slot].parent;
   const uint32_t need = p == kNone ? 0 : node_[p].level + 1;
-  const uint32_t held = held_[slot];
-  held_[slot] = kNone;
+  const uint32_t held = cold_[slot].held;
+  cold_[slot].held = kNone;
   const bool keep = held != kNone && held >= need;
   insert_entry(slot, keep ? held : need);
   note_moved(slot);
@@ -311,7 +307,7 @@ uint32_t LevelOrder::compact(uint32_t most) {
   uint32_t moved = 0;
   while (moved < most && slack_head_ < slack_.size()) {
     const uint32_t v = slack_[slack_head_++];
-    queued_[v] = 0;
+    cold_[v].queued = 0;
     const uint32_t level = node_[v].level;
     if (level == kNone) continue;  // died since
     const uint32_t p = node_[v].parent;
@@ -345,7 +341,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   std::vector<uint32_t> with_members;
   if (cycle_count_ > 0) {
     for (uint32_t s : structural)
-      if (cycle_[s] != kNone) dissolve_cycle(cycle_[s], with_members);
+      if (cold_[s].cycle != kNone) dissolve_cycle(cold_[s].cycle, with_members);
     if (!with_members.empty()) {
       with_members.insert(with_members.end(), structural.begin(), structural.end());
       std::sort(with_members.begin(), with_members.end());
@@ -366,14 +362,14 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   // Take them out of the order (level == kNone marks an edited slot until it is placed again)
   // and resolve their Parent afresh.
   auto detach = [&](uint32_t s) {
-    held_[s] = node_[s].level;
+    cold_[s].held = node_[s].level;
     if (node_[s].level != kNone) remove_entry(s);
     unlink(s);
   };
   for (size_t k = 0; k < edited.size(); ++k) {
     if (const uint32_t a = ahead(k); a != kNone) {
       __builtin_prefetch(&node_[a], 1);
-      __builtin_prefetch(&held_[a], 1);
+      __builtin_prefetch(&cold_[a], 1);
       store.prefetch(a);
     }
     if (const uint32_t a = near(k); a != kNone) {
@@ -388,7 +384,6 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   }
   std::vector<uint32_t> alive;
   for (size_t k = 0; k < edited.size(); ++k) {
-    if (const uint32_t a = near(k); a != kNone) __builtin_prefetch(&unknown_[a], 1);
     const uint32_t s = edited[k];
     node_[s].up = resolve_up(store, s);
     if (store.alive_at(s)) {
@@ -410,7 +405,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     if (node_[s].first_child != kNone || node_[s].stamp == pointed_at) starts.push_back(s);
   detect_cycles(starts);
   for (size_t i = 0, n = alive.size(); i < n; ++i) {
-    const uint32_t id = cycle_[alive[i]];
+    const uint32_t id = cold_[alive[i]].cycle;
     if (id == kNone) continue;
     for (uint32_t m : cycles_[id])
       if (node_[m].level != kNone) {  // a member whose own Parent did not change
@@ -422,18 +417,15 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     if (k + kAhead < alive.size() && node_[alive[k + kAhead]].up != kNone)
       __builtin_prefetch(&node_[node_[alive[k + kAhead]].up], 1);
     const uint32_t s = alive[k];
-    const bool attached = node_[s].up != kNone && cycle_[s] == kNone;
+    const bool attached = node_[s].up != kNone && cold_[s].cycle == kNone;
     if (attached) link(s, node_[s].up);
   }
 
   // Place every edited slot, parents first. A dead one forgets its level.
   for (uint32_t s : edited)
-    if (!store.alive_at(s)) held_[s] = kNone;
+    if (!store.alive_at(s)) cold_[s].held = kNone;
   for (size_t k = 0; k < alive.size(); ++k) {
-    if (k + kAhead < alive.size()) {
-      __builtin_prefetch(&moved_stamp_[alive[k + kAhead]], 1);
-      __builtin_prefetch(&queued_[alive[k + kAhead]], 1);
-    }
+    if (k + kAhead < alive.size()) __builtin_prefetch(&cold_[alive[k + kAhead]], 1);
     place_edited(alive[k]);
   }
   relinked_.insert(relinked_.end(), alive.begin(), alive.end());
@@ -453,7 +445,7 @@ void LevelOrder::rebuild(const EntityStore& store) {
   detect_cycles(alive);
   // Link in reverse slot order so that child lists read in slot order.
   for (auto it = alive.rbegin(); it != alive.rend(); ++it)
-    if (node_[*it].up != kNone && cycle_[*it] == kNone) link(*it, node_[*it].up);
+    if (node_[*it].up != kNone && cold_[*it].cycle == kNone) link(*it, node_[*it].up);
 
   // Levels: walk up to the first placed ancestor, then down the path. O(N) in all.
   std::vector<uint32_t> path;

@@ -153,12 +153,17 @@ class LevelOrder {
   };
   static_assert(sizeof(Node) == 32, "two nodes a cache line");
   SlotVector<Node> node_;
-  // Per slot, colder.
-  SlotVector<uint32_t> cycle_;    // the cycle the slot is a member of, or kNone
-  SlotVector<uint8_t> unknown_;   // Parent names no live entity
-  SlotVector<uint32_t> moved_stamp_;
-  SlotVector<uint32_t> held_;     // an edited slot's level before apply() took it out, or kNone
-  SlotVector<uint8_t> queued_;    // in slack_
+  // Per slot, what only an edited (or compacted) slot's own bookkeeping reads: one line for
+  // all of it, where five arrays cost five misses an edit.
+  struct Cold {
+    uint32_t cycle = kNone;   // the cycle the slot is a member of, or kNone
+    uint32_t held = kNone;    // an edited slot's level before apply() took it out, or kNone
+    uint32_t moved_stamp = 0;
+    uint8_t unknown = 0;      // Parent names no live entity
+    uint8_t queued = 0;       // in slack_
+  };
+  static_assert(sizeof(Cold) == 16);
+  SlotVector<Cold> cold_;
   uint32_t stamp_base_ = 0;
   uint32_t moved_epoch_ = 1;
 
