@@ -1,6 +1,7 @@
 #include "entity_store.h"
 
 #include <cassert>
+#include <utility>
 
 namespace tprop {
 
@@ -306,14 +307,7 @@ void EntityStore::move_children_list(uint32_t from, EntityId from_id, EntityId t
     mark_structural(c);
     tail = c;
   }
-  uint32_t old_head;
-  if (to_slot != kNone) {
-    old_head = links_[to_slot].first_child;
-    links_[to_slot].first_child = head;
-  } else {
-    old_head = pending_children_.find(to);
-    pending_children_.set(to, head);
-  }
+  const uint32_t old_head = replace_head(to, to_slot, head);
   links_[tail].next_sibling = old_head;
   if (old_head != kNone) links_[old_head].prev_sibling = tail;
   hierarchy_changed_ = true;
@@ -390,15 +384,15 @@ std::optional<EntityId> EntityStore::previous_parent(EntityId e) const {
   return rec_[s].previous_parent;
 }
 
+uint32_t EntityStore::replace_head(EntityId parent, uint32_t parent_slot, uint32_t head) {
+  if (parent_slot != kNone) return std::exchange(links_[parent_slot].first_child, head);
+  const uint32_t old = pending_children_.find(parent);
+  pending_children_.set(parent, head);
+  return old;
+}
+
 void EntityStore::link_child(uint32_t slot, EntityId parent, uint32_t parent_slot) {
-  uint32_t head;
-  if (parent_slot != kNone) {
-    head = links_[parent_slot].first_child;
-    links_[parent_slot].first_child = slot;
-  } else {
-    head = pending_children_.find(parent);
-    pending_children_.set(parent, slot);
-  }
+  const uint32_t head = replace_head(parent, parent_slot, slot);
   Links& l = links_[slot];
   l.prev_sibling = kNone;
   l.next_sibling = head;

@@ -175,6 +175,9 @@ class EntityStore {
   // Puts the live entity at `slot` in the child list of `parent`, whose live slot is
   // parent_slot (kNoSlot: no entity has that id).
   void link_child(uint32_t slot, EntityId parent, uint32_t parent_slot);
+  // Makes `head` the first child of the parent (its slot, or the missing id when kNoSlot) and
+  // returns the list's old head.
+  uint32_t replace_head(EntityId parent, uint32_t parent_slot, uint32_t head);
   void unlink_child(uint32_t slot);
   void set_parent_linked(uint32_t slot, EntityId parent, uint32_t parent_slot);
   // The children listed under the live slot `from`, or (from == kNoSlot) under the missing id
