@@ -76,6 +76,10 @@ Status Propagator::update(EntityStore& store) {
   // The frame that copied from them has completed (update() contract); a copy never recorded
   // (an update() without its record()) stays for the next record().
   m.retired.clear();
+  // Still packed: the last update() was recorded and its frame has completed, a full upload's
+  // copies included, and this frame sends deltas. A full pack instead reuses what mirrors there
+  // are (one never recorded wrote them and did not copy them yet).
+  if (m.packed) m.release_mirrors();
   m.stats.hierarchy_changed = changes.hierarchy;
   m.stats.structural_changes = static_cast<uint32_t>(changes.structural.size());
   Status st = ok_status();
@@ -139,6 +143,7 @@ Status Propagator::update(EntityStore& store) {
   m.stats.device_buffers = m.buffer_stats.device_buffers;
   m.stats.device_bytes = m.buffer_stats.device_bytes;
   m.stats.staging_bytes = m.buffer_stats.staging_bytes;
+  m.stats.mirror_bytes = m.buffer_stats.mirror_bytes;
   m.stats.largest_buffer_bytes = m.buffer_stats.largest_buffer_bytes;
   m.stats.descriptors = m.addressing != Addressing::DeviceAddress;
   m.stats.texel_reads = m.addressing == Addressing::Texels;
