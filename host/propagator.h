@@ -282,6 +282,8 @@ class Propagator {
   // next update(), which may rewrite the descriptor set they use.
   void record(VkCommandBuffer cmd);
   // update + record into an internal command buffer + submit + wait + store.mark_statics_baked().
+  // Once the frame has completed it also frees a full upload's staging mirrors (FrameStats::
+  // mirror_bytes), which a caller's own record() frees only at the next update().
   Status run(EntityStore& store);
   // run() after its update(): records the frame the last update() staged into the internal
   // command buffer, submits it, waits and calls store.mark_statics_baked(). update() then

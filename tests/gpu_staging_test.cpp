@@ -157,7 +157,9 @@ TEST_F(GpuStaging, AFullUploadAgainMakesTheMirrorsAgain) {
   };
   affine_only(a, next_a);
   affine_only(b, next_b);
-  Propagator gpu = make_propagator(ctx(), {.output_layout = OutputLayout::Affine3x4});
+  // In pieces of 256 slots, so that mirrors made again span several, a last one shorter.
+  Propagator gpu = make_propagator(
+      ctx(), {.max_buffer_bytes = 16384, .output_layout = OutputLayout::Affine3x4});
   CpuReference cpu_a, cpu_b;
   // A frame that must upload everything: the mirrors are there at update() and gone after run().
   auto full_frame = [&](EntityStore& s, CpuReference& cpu, const char* what) {
@@ -202,6 +204,24 @@ TEST_F(GpuStaging, AFullUploadAgainMakesTheMirrorsAgain) {
   affine_only(a, next_a);
   ASSERT_LE(full_frame(a, cpu_a, "after an update() never recorded"), 1.0);
   ASSERT_LE(delta_frame(a, cpu_a, next_a, "a, deltas after it"), 1.0);
+
+  // Full uploads never recorded, one after the other: the second finds the first's mirrors,
+  // keeps the pieces that are large enough and replaces the rest (the store grew by 300 slots).
+  cpu_b = CpuReference();  // b's Statics are computed again, as a's were above
+  ASSERT_TRUE(gpu.update(b).ok());
+  EXPECT_TRUE(gpu.last_frame().full_upload);
+  EXPECT_EQ(gpu.last_frame().mirror_bytes, kMirrorBytesPerSlot * b.slot_capacity());
+  for (EntityId k = 0; k < 300; ++k, ++next_b) {
+    b.create(next_b);
+    b.set_translation(next_b, v.vec(5));
+    b.set_parent(next_b, v.below(next_b));
+  }
+  ASSERT_TRUE(gpu.update(b).ok());
+  EXPECT_EQ(gpu.last_frame().mirror_bytes, kMirrorBytesPerSlot * b.slot_capacity());
+  ASSERT_LE(full_frame(b, cpu_b, "b after two full uploads never recorded"), 1.0);
+  ASSERT_LE(delta_frame(b, cpu_b, next_b, "b, deltas after them"), 1.0);
+  cpu_a = CpuReference();
+  ASSERT_LE(full_frame(a, cpu_a, "a once more"), 1.0);
 
   // An update() refused: nothing of it was recorded.
   float4x4 projective(1.0f);
