@@ -21,14 +21,17 @@ struct MemoryRecord {
   uint32_t slots = 0;
   uint64_t store_rss = 0;        // generating the scene into an EntityStore
   uint64_t order_rss = 0;        // a LevelOrder of it (the Propagator keeps one too)
-  uint64_t propagator_rss = 0;   // a Propagator and its first frame (its own LevelOrder, the
-                                 // host bookkeeping, the staging mirrors; device memory too on
-                                 // a CPU device)
+  uint64_t propagator_rss = 0;   // a Propagator after its first frame (its own LevelOrder, the
+                                 // host bookkeeping, the staging that stays; device memory too
+                                 // on a CPU device)
   uint64_t device_bytes = 0;     // counted: every device buffer of the scene
   uint32_t device_buffers = 0;
   uint64_t largest_buffer_bytes = 0;
   uint32_t slot_pieces = 0;
-  uint64_t staging_bytes = 0;    // counted: the host-visible staging mirrors
+  uint64_t staging_bytes = 0;    // counted: the host-visible staging once the first frame
+                                 // has completed (its per-slot mirrors freed)
+  uint64_t first_frame_staging_bytes = 0;  // ... and while the first frame needed them
+  uint64_t first_frame_mirror_bytes = 0;   // ... of which the per-slot mirrors
   uint64_t peak_rss = 0;         // of the process so far, before any --validate
   double validate_worst = -1;    // --validate: the largest error in tolerances (< 0: not run)
 };

@@ -65,11 +65,22 @@ Status Propagator::update(EntityStore& store) {
     m.packed = false;
   }
   m.recorded = false;
-  if (&store != m.last_store) m.packed = false;
+  if (&store != m.last_store) {
+    // The frozen table holds the last store's Statics, by slot: this store's were never
+    // computed here, so each is computed once more (CpuReference's rule for a backend that never
+    // computed a baked Static), not read frozen from another scene's values.
+    m.packed = false;
+    std::fill(m.static_valid.begin(), m.static_valid.end(), 0);
+  }
   m.last_store = &store;
   // The frame that copied from them has completed (update() contract); a copy never recorded
   // (an update() without its record()) stays for the next record().
   m.retired.clear();
+  // Still packed: the last update() was recorded and its frame has completed, a full upload's
+  // copies included, and this frame sends deltas. A full pack instead reuses what mirrors there
+  // are (one never recorded wrote them and did not copy them yet). Freeing costs this update()
+  // about 1% of the full upload's (2 ms at 1M on lavapipe), once.
+  if (m.packed) m.release_mirrors();
   m.stats.hierarchy_changed = changes.hierarchy;
   m.stats.structural_changes = static_cast<uint32_t>(changes.structural.size());
   Status st = ok_status();
@@ -133,6 +144,7 @@ Status Propagator::update(EntityStore& store) {
   m.stats.device_buffers = m.buffer_stats.device_buffers;
   m.stats.device_bytes = m.buffer_stats.device_bytes;
   m.stats.staging_bytes = m.buffer_stats.staging_bytes;
+  m.stats.mirror_bytes = m.buffer_stats.mirror_bytes;
   m.stats.largest_buffer_bytes = m.buffer_stats.largest_buffer_bytes;
   m.stats.descriptors = m.addressing != Addressing::DeviceAddress;
   m.stats.texel_reads = m.addressing == Addressing::Texels;

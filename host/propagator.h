@@ -25,8 +25,8 @@
 // LocalToWorld fits one buffer (maxMemoryAllocationSize / 64 entities: 33 million on lavapipe,
 // 67 million with 4 GiB) has one piece per per-slot array, as before.
 //
-// The context must outlive the Propagator. update() rewrites the staging memory that the
-// previously recorded command buffer copies from, so the caller must have waited for that
+// The context must outlive the Propagator. update() rewrites (or frees) the staging memory that
+// the previously recorded command buffer copies from, so the caller must have waited for that
 // command buffer (fence, timeline semaphore or vkQueueWaitIdle) before calling update() again.
 #pragma once
 
@@ -142,11 +142,17 @@ struct FrameStats {
   uint32_t bundle_steps = 0;          // bundles of parallel chains, an invocation per chain
   uint32_t slot_pieces = 0;           // buffers each per-slot array spans (LocalToWorld's pieces)
   // The scene's buffers after update(): device-local (every array's pieces, the piece tables,
-  // pointer jumping's scratch) and host-visible staging (the mirrors), and the largest of the
-  // arrays' pieces (at most max_buffer_bytes; the piece tables, 8 bytes a piece, are apart).
+  // pointer jumping's scratch) and host-visible staging (the depth order's, the rare records', a
+  // frame's deltas, work list and level table, the piece tables, and while a full upload needs
+  // them the per-slot inputs' mirrors), and the largest of the arrays' pieces (at most
+  // max_buffer_bytes; the piece tables, 8 bytes a piece, are apart). The mirrors (64 bytes a
+  // slot) are made by an update() that uploads everything and freed once its frame has
+  // completed: by run() after its wait (which updates staging_bytes and mirror_bytes here), else
+  // by the next update().
   uint32_t device_buffers = 0;
   uint64_t device_bytes = 0;
   uint64_t staging_bytes = 0;
+  uint64_t mirror_bytes = 0;          // ... of staging_bytes, the per-slot inputs' mirrors
   uint64_t largest_buffer_bytes = 0;
 };
 
@@ -276,6 +282,8 @@ class Propagator {
   // next update(), which may rewrite the descriptor set they use.
   void record(VkCommandBuffer cmd);
   // update + record into an internal command buffer + submit + wait + store.mark_statics_baked().
+  // Once the frame has completed it also frees a full upload's staging mirrors (FrameStats::
+  // mirror_bytes), which a caller's own record() frees only at the next update().
   Status run(EntityStore& store);
   // run() after its update(): records the frame the last update() staged into the internal
   // command buffer, submits it, waits and calls store.mark_statics_baked(). update() then

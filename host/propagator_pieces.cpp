@@ -59,7 +59,7 @@ void Propagator::Impl::init_pieced_arrays() {
   const VkDeviceSize world_stride = output_stride();
   slot_shift = piece_shift(max_buffer_bytes, world_stride);
   for (int a = 0; a < kArrays; ++a)
-    init_array(arrays[a], kStride[a], kArrayName[a], true, slot_shift);
+    init_array(arrays[a], kStride[a], kArrayName[a], false, slot_shift);  // make_mirrors
   init_array(world, world_stride, "tprop.local_to_world", false, slot_shift);
   init_array(dirty, sizeof(uint32_t), "tprop.dirty", false, slot_shift);
   init_array(rare, sizeof(gpu::RareRecord), "tprop.rare", true);
@@ -151,13 +151,53 @@ Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
     if (!g) return g.error();
     growth[a] = std::move(*g);
   }
-  // The GPU's contents stay (a replaced piece is copied over); the mirrors need none: frames
-  // after a full upload send deltas, and a full upload packs every slot anew.
+  // The GPU's contents stay (a replaced piece is copied over); no mirror grows: frames after a
+  // full upload send deltas, and a full upload packs every slot anew into mirrors made for it.
   for (int a = 0; a < kArrays + 2; ++a) apply_growth(std::move(growth[a]), true, false);
   slot_capacity = world.capacity;
   for (int a = 0; a < kArrays + 2; ++a)
     assert(all[a]->capacity == slot_capacity && "the per-slot arrays share their pieces");
   return ok_status();
+}
+
+Status Propagator::Impl::make_mirrors(uint32_t n) {
+  assert(n <= slot_capacity && "ensure_slot_capacity first: the mirrors follow the arrays' pieces");
+  const uint32_t pieces = n ? ((n - 1) >> slot_shift) + 1 : 0;
+  std::vector<Buffer> made[kArrays];  // per array and piece; empty where the present one serves
+  for (int a = 0; a < kArrays; ++a) {
+    const Pieced& m = arrays[a];
+    made[a].resize(pieces);
+    for (uint32_t p = 0; p < pieces; ++p) {
+      const VkDeviceSize bytes = VkDeviceSize(std::min(m.size_of(p), n - m.first_of(p))) * m.stride;
+      if (p < m.staging.size() && m.staging[p].size() >= bytes) continue;
+      auto b = Buffer::create(*s, bytes, BufferKind::Upload, piece_name(m, p) + ".staging");
+      if (!b) return b.error();
+      made[a][p] = std::move(*b);
+    }
+  }
+  bool changed = false;
+  for (int a = 0; a < kArrays; ++a) {
+    Pieced& m = arrays[a];
+    changed |= m.staging.size() != pieces;
+    m.staging.resize(pieces);
+    for (uint32_t p = 0; p < pieces; ++p)
+      if (made[a][p]) {
+        m.staging[p] = std::move(made[a][p]);
+        changed = true;
+      }
+  }
+  if (changed) ++mirrors_generation;
+  return ok_status();
+}
+
+bool Propagator::Impl::release_mirrors() {
+  bool any = false;
+  for (Pieced& m : arrays) {
+    any |= !m.staging.empty();
+    std::vector<Buffer>().swap(m.staging);
+  }
+  if (any) ++mirrors_generation;
+  return any;
 }
 
 void Propagator::Impl::copy(VkCommandBuffer c, const Pieced& m, const std::vector<Range>& ranges) {
@@ -242,6 +282,7 @@ Status Propagator::Impl::build_piece_tables() {
 }
 
 void Propagator::Impl::describe_buffers() {
+  count_buffers();
   if (described_buffers == buffers_generation && described_slots == slots) return;
   described_buffers = buffers_generation;
   described_slots = slots;
@@ -255,6 +296,12 @@ void Propagator::Impl::describe_buffers() {
     piece.address = world.device[p].address();
     output_pieces.push_back(piece);
   }
+}
+
+void Propagator::Impl::count_buffers() {
+  if (counted_buffers == buffers_generation && counted_mirrors == mirrors_generation) return;
+  counted_buffers = buffers_generation;
+  counted_mirrors = mirrors_generation;
   FrameStats& fs = buffer_stats;
   fs = FrameStats{};
   auto add = [&](const Buffer& b, bool device, bool piece = true) {
@@ -270,6 +317,8 @@ void Propagator::Impl::describe_buffers() {
   add(jump, true);
   add(tables, true, false);
   add(tables_staging, false, false);
+  for (const Pieced& m : arrays)
+    for (const Buffer& b : m.staging) fs.mirror_bytes += b.size();
   fs.slot_pieces = world.pieces();
 }
 

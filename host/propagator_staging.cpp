@@ -164,7 +164,8 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
                 rare_index != kNoIndex ? &staged_rare(rare_index) : nullptr);
 
   // A frame after the first uploads deltas only, and any full upload packs every slot anew, so
-  // the mirrors are written only for full uploads (seven fewer scattered writes per change).
+  // the mirrors are written only for full uploads (seven fewer scattered writes per change), and
+  // exist only then.
   if (!delta) {
     staged<uint32_t>(kFlags, slot) = e.flags;
     staged<float4>(kTranslation, slot) = e.translation;
@@ -226,6 +227,7 @@ Status Propagator::Impl::stage_order() {
 Status Propagator::Impl::full_pack(const EntityStore& store) {
   if (Status st = ensure_slot_capacity(std::max(store.slot_capacity(), 1u)); !st) return st;
   slots = store.slot_capacity();
+  if (Status st = make_mirrors(slots); !st) return st;
   side.resize(slots);
   // Static indices of slots that are gone or no longer Static go back to the free list.
   for (uint32_t slot = 0; slot < slots; ++slot)

@@ -12,6 +12,7 @@
 #include "vk_context_state.h"
 
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -28,9 +29,12 @@
 namespace tprop {
 namespace propagator_detail {
 
-// The per-slot input arrays, each a device buffer fed from a persistently mapped staging mirror
-// of the same layout. A full upload copies the mirrors whole; a frame after that uploads the
-// changed entities as EntityDelta records that scatter.comp writes to their slots.
+// The per-slot input arrays, each a device buffer. A full upload packs every slot into a
+// persistently mapped staging mirror of the same layout and copies it whole; a frame after that
+// uploads the changed entities as EntityDelta records that scatter.comp writes to their slots,
+// and growth copies the replaced device pieces on the GPU, so nothing reads the mirrors once the
+// full upload's copies have completed: they are freed then (64 bytes a slot, 6.4 GB at 100
+// million) and made again by the next full pack (Impl::make_mirrors, release_mirrors).
 enum Array : int {
   kFlags, kTranslation, kRotation, kScale, kParent, kRareIndex, kStaticIndex, kArrays
 };
@@ -62,7 +66,9 @@ struct Step {
 // hold fewer; growth keeps the full pieces, replaces a shorter last piece and adds pieces.
 struct Pieced {
   std::vector<Buffer> device;
-  std::vector<Buffer> staging;  // empty unless mirrored
+  // Grows with `device` when mirrored; the per-slot inputs are not (see Array): theirs exist
+  // only while a full upload needs them, for the slots it packs, in the same pieces.
+  std::vector<Buffer> staging;
   VkDeviceSize stride = 0;
   uint32_t shift = 31;
   uint32_t capacity = 0;  // elements, all pieces together
@@ -80,6 +86,7 @@ struct Pieced {
   // Element i of the staging mirror.
   template <class T>
   T& staged(uint32_t i) const {
+    assert((i >> shift) < staging.size() && "no mirror holds this element");
     return static_cast<T*>(staging[i >> shift].mapped())[index_in_piece(i)];
   }
   // Copies `count` elements from `from` into the staging mirror at element `first`.
@@ -139,8 +146,8 @@ struct Propagator::Impl {
   const EntityStore* last_store = nullptr;  // another store (or a moved one) packs everything
   uint32_t slots = 0;     // the store's slot_capacity() at the last update()
 
-  // Per slot, in pieces of 2^slot_shift slots (LocalToWorld's 64 bytes decide): the inputs,
-  // mirrored, and the device-only LocalToWorld and dirty marks.
+  // Per slot, in pieces of 2^slot_shift slots (LocalToWorld's 64 bytes decide): the inputs
+  // (mirrored by full uploads only), and the device-only LocalToWorld and dirty marks.
   Pieced arrays[kArrays];
   Pieced world;        // LocalToWorld output by slot
   Pieced dirty;        // uint by slot: the last frame number that changed the entity
@@ -172,7 +179,10 @@ struct Propagator::Impl {
   std::vector<OutputPiece> output_pieces;
   uint64_t described_buffers = ~uint64_t(0);  // buffers_generation of output_pieces ...
   uint32_t described_slots = 0;               // ... and the slots they cover
-  FrameStats buffer_stats;                    // the buffer figures of FrameStats
+  FrameStats buffer_stats;                    // the buffer figures of FrameStats ...
+  uint64_t counted_buffers = ~uint64_t(0);    // ... as of this buffers_generation ...
+  uint64_t counted_mirrors = ~uint64_t(0);    // ... and this mirrors_generation
+  uint64_t mirrors_generation = 0;            // bumped whenever the per-slot mirrors change
   Buffer readback;
 
   // Host bookkeeping, per store slot: what packing a changed slot looks up, in one place (one
@@ -299,6 +309,15 @@ struct Propagator::Impl {
   // Room for n slots in every per-slot array, all or nothing; what the GPU holds stays (a
   // replaced last piece is copied over by the next record(), new slots read as zeros).
   Status ensure_slot_capacity(uint32_t n);
+  // The per-slot inputs' staging mirrors for slots [0, n), for a full pack: in the arrays'
+  // pieces, without their slack (a full upload copies the packed slots only). Pieces made
+  // earlier that are large enough stay (a full pack after one never recorded, or after a failed
+  // update()); all or nothing, so a failure leaves what was there.
+  Status make_mirrors(uint32_t n);
+  // Frees the per-slot mirrors, if any: only when no recorded frame that copies from them can
+  // still run (update() once the last frame has completed, run() after its wait). Whether there
+  // were any.
+  bool release_mirrors();
   // Copies element ranges from the staging mirror to the device, split at piece boundaries.
   void copy(VkCommandBuffer c, const Pieced& m, const std::vector<Range>& ranges);
   // Zeros elements [first, end) on the device (4-byte multiples), split at piece boundaries.
@@ -347,6 +366,8 @@ struct Propagator::Impl {
   // LocalToWorld's pieces as OutputPieces, for output(), and FrameStats' buffer figures: redone
   // only when a buffer or the slot count changed since the last time.
   void describe_buffers();
+  // FrameStats' buffer figures alone (into buffer_stats), redone only when a buffer changed.
+  void count_buffers();
 
   // propagator_record.cpp: commands.
   Status create_commands();

@@ -394,6 +394,32 @@ TEST_F(GpuRules, AnotherStoreIsPackedAnew) {
   EXPECT_EQ(world_of(gpu, b, 8)[3], float4(0, 3, 0, 1));
 }
 
+// The frozen table is by slot: a store packed after another must not read the other's frozen
+// Statics at its own Statics' slots. A baked Static this Propagator never computed for this
+// store is computed once more from the store (as CpuReference does for a backend that never
+// computed it), then frozen.
+TEST_F(GpuRules, AnotherStoresStaticsAreNotReadFrozenFromTheFirst) {
+  EntityStore a, b;
+  a.create(1);
+  a.set_translation(1, float3(1, 0, 0));
+  a.add(1, Component::Static);
+  b.create(2);
+  b.set_translation(2, float3(5, 0, 0));
+  b.add(2, Component::Static);
+  ASSERT_EQ(a.slot_of(1), b.slot_of(2));
+  Propagator gpu = make_propagator(ctx());
+  ASSERT_TRUE(gpu.run(a).ok());
+  ASSERT_TRUE(gpu.run(b).ok());
+  EXPECT_EQ(world_of(gpu, b, 2)[3], float4(5, 0, 0, 1));
+  a.set_translation(1, float3(2, 0, 0));  // baked in a: no backend that computed it moves it
+  ASSERT_TRUE(gpu.run(a).ok());
+  EXPECT_TRUE(gpu.last_frame().full_upload);
+  EXPECT_EQ(world_of(gpu, a, 1)[3], float4(2, 0, 0, 1)) << "computed anew, not b's 5";
+  a.set_translation(1, float3(3, 0, 0));  // frozen now
+  ASSERT_TRUE(gpu.run(a).ok());
+  EXPECT_EQ(world_of(gpu, a, 1)[3], float4(2, 0, 0, 1));
+}
+
 TEST_F(GpuRules, OutputBindingDescribesTheLocalToWorldBuffer) {
   EntityStore store;
   for (EntityId id = 0; id < 10; ++id) store.create(id);

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -93,13 +94,15 @@ inline float tolerance(const float4x4& reference, uint32_t level) {
 
 // One frame on both backends, as the frame protocol says (the reference evaluates before the
 // GPU's run() marks Statics baked), then compares every LocalToWorld. Returns the worst error
-// relative to its tolerance (<= 1 passes).
+// relative to its tolerance (<= 1 passes). `gpu_frame`, where given, runs the GPU's frame
+// instead of gpu.run(store) (and marks the Statics baked as run() does).
 inline double frame_and_compare(Propagator& gpu, CpuReference& cpu, EntityStore& store,
-                                const char* what) {
+                                const char* what,
+                                const std::function<Status()>& gpu_frame = {}) {
   const DepthOrder order = sort_by_depth(store);
   std::vector<float4x4> expected;
   cpu.evaluate(store, order, expected);
-  const Status st = gpu.run(store);
+  const Status st = gpu_frame ? gpu_frame() : gpu.run(store);
   EXPECT_TRUE(st.ok()) << what << ": " << (st.ok() ? "" : st.error().message);
   if (!st.ok()) return 1e30;
   const std::vector<uint32_t> level = levels_of(order);
