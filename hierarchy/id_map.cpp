@@ -104,20 +104,8 @@ uint32_t IdMap::take(uint32_t key) {
   return value;
 }
 
-bool IdMap::erase(uint32_t key) {
-  if (old_.size) drain(kDrainBudget);
-  if (const size_t i = table_.index_of(key); i < table_.slots.size()) {
-    table_.erase_at(i);
-    --size_;
-    return true;
-  }
-  if (old_.size == 0) return false;
-  const size_t i = old_.index_of(key);
-  if (i == old_.slots.size()) return false;
-  old_.erase_at(i);
-  --size_;
-  return true;
-}
+// No value is kMissing (set() refuses it), so take() says whether the key was there.
+bool IdMap::erase(uint32_t key) { return take(key) != kMissing; }
 
 void IdMap::clear() {
   table_ = Table{};
