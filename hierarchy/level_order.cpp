@@ -17,7 +17,11 @@ constexpr uint32_t kMinSegment = 2;
 size_t with_headroom(size_t entries) { return entries + entries / 4 + 4096; }
 }  // namespace
 
-void LevelOrder::clear() { *this = LevelOrder{}; }
+void LevelOrder::clear() {
+  const uint64_t version = version_;
+  *this = LevelOrder{};
+  version_ = version + 1;
+}
 
 uint32_t LevelOrder::level_count() const {
   uint32_t n = static_cast<uint32_t>(levels_.size());
@@ -84,6 +88,7 @@ void LevelOrder::unlink(uint32_t slot) {
 }
 
 void LevelOrder::remove_entry(uint32_t slot) {
+  ++version_;
   if (node_[slot].parent == kNone && node_[slot].level > 0) --deep_roots_;
   Segment& seg = levels_[node_[slot].level];
   const uint32_t i = node_[slot].entry;
@@ -101,6 +106,7 @@ void LevelOrder::remove_entry(uint32_t slot) {
 }
 
 void LevelOrder::insert_entry(uint32_t slot, uint32_t level) {
+  ++version_;
   if (levels_.size() <= level) levels_.resize(level + 1);
   if (levels_[level].count == levels_[level].capacity)
     relocate(level, std::max(kMinSegment, levels_[level].capacity * 2));
@@ -115,6 +121,7 @@ void LevelOrder::insert_entry(uint32_t slot, uint32_t level) {
 }
 
 void LevelOrder::relocate(uint32_t level, uint32_t capacity) {
+  ++version_;
   Segment& seg = levels_[level];
   layout_changed_ = true;
   if (seg.capacity > 0 && seg.begin + seg.capacity == entries_.size()) {
@@ -141,6 +148,7 @@ void LevelOrder::relocate(uint32_t level, uint32_t capacity) {
 }
 
 void LevelOrder::lay_out_afresh(uint32_t slack_divisor) {
+  ++version_;
   levels_.resize(level_count());  // empty levels left at the bottom by a destroyed deep chain
   SlotVector<uint32_t> old = std::move(entries_);
   size_t total = 0;
@@ -432,7 +440,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
 }
 
 void LevelOrder::rebuild(const EntityStore& store) {
-  *this = LevelOrder{};
+  clear();
   const uint32_t slots = store.slot_capacity();
   grow_slots(slots);
   next_stamp();

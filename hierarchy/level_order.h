@@ -82,6 +82,9 @@ class LevelOrder {
   std::span<const Segment> levels() const { return {levels_.data(), level_count()}; }
   uint32_t level_count() const;
   uint32_t size() const { return live_; }
+  // Changes whenever an entry or a segment moves (never repeats, rebuilds included): a plan of
+  // the passes made from levels() holds while it is the same.
+  uint64_t version() const { return version_; }
 
   // Per store slot. level_of/parent_of are kNone for slots not in the order (dead).
   bool contains(uint32_t slot) const { return slot < node_.size() && node_[slot].level != kNone; }
@@ -186,6 +189,7 @@ class LevelOrder {
   size_t slack_head_ = 0;
   uint32_t compacted_ = 0;
   uint32_t exact_levels_ = 0;  // level_count() when the queue was last empty
+  uint64_t version_ = 0;
 
   std::vector<uint32_t> moved_;
   std::vector<uint32_t> relinked_;

@@ -130,6 +130,8 @@ struct FrameStats {
   uint32_t order_entries_uploaded = 0;// depth-order entries sent to the GPU
   bool order_scattered = false;       // ... as (entry, slot) pairs, too scattered for copies
   uint32_t jump_runs = 0;             // runs of narrow levels evaluated by pointer jumping
+  bool plan_reused = false;           // the passes' plan of the last whole-order frame served
+                                      // again (the order did not change since)
   uint64_t upload_bytes = 0;          // bytes the recorded copies move
   uint32_t copy_regions = 0;
   uint32_t dispatches = 0;            // scatter + evaluation dispatches recorded

@@ -373,10 +373,12 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
   const uint32_t* list = order.entries().data();  // the slots the passes follow, by entry
   std::vector<uint32_t> sorted_work;              // the work list, when it is followed
   if (whole) {
-    for (const LevelOrder::Segment& seg : order.levels()) {
-      counts.push_back(seg.count);
-      firsts.push_back(seg.begin);
-    }
+    const bool planned = order_changes.empty() && order.version() == whole_plan.version;
+    if (!planned)
+      for (const LevelOrder::Segment& seg : order.levels()) {
+        counts.push_back(seg.count);
+        firsts.push_back(seg.begin);
+      }
     stats.evaluated_entities = n;
   } else if (use_work_list) {
     // Group the work list by level: a counting sort, O(work + levels).
@@ -401,9 +403,38 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
     list = sorted_work.data();
     stats.evaluated_entities = at;
   }
-  level_count = static_cast<uint32_t>(counts.size());
   // The levels buffer: the table, the scattered order changes, then the jump runs' tables.
   const uint32_t pairs = static_cast<uint32_t>(order_changes.size() / 2);
+  // A whole-order frame of an order that has not changed since the last one (values alone):
+  // that plan, whose table the GPU holds, serves again. Planning is O(levels): 12.6 ms a
+  // values frame of a 1M chain.
+  const bool same_plan = whole && pairs == 0 && order.version() == whole_plan.version;
+  stats.plan_reused = same_plan;
+  if (same_plan) {
+    level_count = whole_plan.level_count;
+    levels_used = whole_plan.levels_used;
+    steps = whole_plan.steps;
+  } else {
+    if (Status st = plan_levels(counts, firsts, list, pairs); !st) {
+      whole_plan.version = kNoPlan;
+      return st;
+    }
+    if (whole && pairs == 0) {
+      whole_plan = {order.version(), level_count, levels_used, steps};
+    } else if (levels_used != 0) {
+      whole_plan.version = kNoPlan;  // the GPU's levels buffer holds another table now
+    }
+  }
+  stats.full_pass = whole;
+  stats.skip_unchanged = whole && skip_unchanged;
+  stats.dirty_entities = everything ? n : delta_count;
+  return ok_status();
+}
+
+Status Propagator::Impl::plan_levels(const std::vector<uint32_t>& counts,
+                                     const std::vector<uint32_t>& firsts, const uint32_t* list,
+                                     uint32_t pairs) {
+  level_count = static_cast<uint32_t>(counts.size());
   std::vector<uint32_t> run_table;
   if (Status st = plan_steps(counts, firsts, list, level_count + pairs, run_table); !st) return st;
   levels_used = level_count + pairs + static_cast<uint32_t>(run_table.size() / 2);
@@ -418,9 +449,6 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
     levels.stage(level_count, order_changes.data(), pairs);
     levels.stage(level_count + pairs, run_table.data(), uint32_t(run_table.size() / 2));
   }
-  stats.full_pass = whole;
-  stats.skip_unchanged = whole && skip_unchanged;
-  stats.dirty_entities = everything ? n : delta_count;
   return ok_status();
 }
 

@@ -223,6 +223,14 @@ struct Propagator::Impl {
   uint32_t frame_number = 0;             // of the last record(); 0 is never used
   uint32_t level_count = 0;              // levels of the list followed this frame
   uint32_t levels_used = 0;              // entries of `levels`: table, order changes, run tables
+  // The last whole-order plan and the order version it was made from (plan_work).
+  static constexpr uint64_t kNoPlan = ~uint64_t(0);
+  struct WholePlan {
+    uint64_t version = kNoPlan;
+    uint32_t level_count = 0;
+    uint32_t levels_used = 0;
+    std::vector<Step> steps;
+  } whole_plan;
   std::vector<Step> steps;
   FrameStats stats;
 
@@ -344,6 +352,9 @@ struct Propagator::Impl {
   // runs of narrow levels, with NarrowWalk::Jump, get their run table in `run_table` ((first run
   // index, level) pairs, each run's table at the index its step names, plus `table_base`).
   // `list`: the slots the passes follow (by list entry), to find chains of levels.
+  // The steps and the levels buffer of this frame's counts and firsts by level.
+  Status plan_levels(const std::vector<uint32_t>& counts, const std::vector<uint32_t>& firsts,
+                     const uint32_t* list, uint32_t pairs);
   Status plan_steps(const std::vector<uint32_t>& counts, const std::vector<uint32_t>& firsts,
                     const uint32_t* list, uint32_t table_base, std::vector<uint32_t>& run_table);
 

@@ -214,6 +214,59 @@ TEST_P(GpuFrames, RootsLeftBelowLevelZeroKeepTheirOwnMatrices) {
   EXPECT_GT(compacting.last_frame().compacted_entities, 100u);
 }
 
+// Frames of values alone over a deep scene (a chain, a bundle of chains, a forest) reuse the
+// whole-order plan of the frame before (planning is O(levels)); a structural edit, and the
+// frames after it, plan afresh; every frame matches the reference.
+TEST_P(GpuFrames, ValuesFramesReuseThePlanUntilTheOrderChanges) {
+  EntityStore store;
+  ValueSource v(63);
+  for (EntityId e = 0; e < 600; ++e) {
+    store.create(e);
+    store.set_translation(e, v.vec(2));
+    if (e) store.set_parent(e, e - 1);
+  }
+  for (EntityId l = 0; l < 100; ++l)
+    for (EntityId p = 0; p < 3; ++p) {
+      const EntityId e = 1000 + 3 * l + p;
+      store.create(e);
+      store.set_rotation(e, v.unit_quat());
+      store.set_parent(e, l ? e - 3 : 0);
+    }
+  for (EntityId e = 2000; e < 6000; ++e) {
+    store.create(e);
+    store.set_translation(e, v.vec(2));
+    if (e > 2000) store.set_parent(e, 2000 + v.below(e - 2000));
+  }
+  PropagatorOptions options = GetParam().options;
+  options.work_list_max = 0;  // whole-order frames
+  Propagator gpu = make_propagator(ctx(), options);
+  CpuReference cpu;
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+  uint32_t reused = 0;
+  for (int frame = 0; frame < 8; ++frame) {
+    for (int k = 0; k < 40; ++k) store.set_translation(v.below(6000), v.vec(2));
+    if (frame == 4) store.set_parent(300, 2500);  // the chain's foot moves: plan afresh
+    if (frame == 6)  // 200 spawned below one parent: appended in a row, one copy, no pairs
+      for (EntityId e = 7000; e < 7200; ++e) {
+        store.create(e);
+        store.set_translation(e, v.vec(2));
+        store.set_parent(e, 2000);
+      }
+    const std::string what = "frame " + std::to_string(frame);
+    ASSERT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+    const FrameStats& fs = gpu.last_frame();
+    if (frame < 4) {
+      EXPECT_TRUE(fs.plan_reused) << what << ": the first frame's plan";
+    }
+    if (frame == 4 || frame == 6) {
+      EXPECT_FALSE(fs.plan_reused) << what;
+    }
+    reused += fs.plan_reused;
+  }
+  // After a structural frame whose order changes went as pairs, the next frame plans afresh.
+  EXPECT_GE(reused, 4u);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Strategies, GpuFrames,
     ::testing::Values(Strategy{"Default", {}},
