@@ -190,14 +190,15 @@ Status Propagator::Impl::make_mirrors(uint32_t n) {
   return ok_status();
 }
 
-bool Propagator::Impl::release_mirrors() {
-  bool any = false;
-  for (Pieced& m : arrays) {
-    any |= !m.staging.empty();
-    std::vector<Buffer>().swap(m.staging);
-  }
-  if (any) ++mirrors_generation;
-  return any;
+bool Propagator::Impl::release_mirrors(uint32_t most) {
+  uint32_t freed = 0;
+  for (Pieced& m : arrays)
+    while (!m.staging.empty() && freed < most) {
+      m.staging.pop_back();
+      ++freed;
+    }
+  if (freed) ++mirrors_generation;
+  return freed != 0;
 }
 
 void Propagator::Impl::copy(VkCommandBuffer c, const Pieced& m, const std::vector<Range>& ranges) {

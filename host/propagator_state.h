@@ -322,10 +322,10 @@ struct Propagator::Impl {
   // earlier that are large enough stay (a full pack after one never recorded, or after a failed
   // update()); all or nothing, so a failure leaves what was there.
   Status make_mirrors(uint32_t n);
-  // Frees the per-slot mirrors, if any: only when no recorded frame that copies from them can
-  // still run (update() once the last frame has completed, run() after its wait). Whether there
-  // were any.
-  bool release_mirrors();
+  // Frees at most `most` of the per-slot mirrors' buffers, if any: only when no recorded frame
+  // that copies from them can still run (update() once the last frame has completed, run()
+  // after its wait). Whether it freed any.
+  bool release_mirrors(uint32_t most = UINT32_MAX);
   // Copies element ranges from the staging mirror to the device, split at piece boundaries.
   void copy(VkCommandBuffer c, const Pieced& m, const std::vector<Range>& ranges);
   // Zeros elements [first, end) on the device (4-byte multiples), split at piece boundaries.
