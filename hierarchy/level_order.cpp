@@ -364,8 +364,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   // the lines of the slots kAhead places on are asked for first, and what those lines point at
   // once they are in, so that the misses of several slots overlap.
   constexpr size_t kAhead = 8;
-  auto ahead = [&](size_t k) { return k + 2 * kAhead < edited.size() ? edited[k + 2 * kAhead] : kNone; };
-  auto near = [&](size_t k) { return k + kAhead < edited.size() ? edited[k + kAhead] : kNone; };
+  auto at = [&](size_t k) { return k < edited.size() ? edited[k] : kNone; };
 
   // Take them out of the order (level == kNone marks an edited slot until it is placed again)
   // and resolve their Parent afresh.
@@ -375,12 +374,12 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     unlink(s);
   };
   for (size_t k = 0; k < edited.size(); ++k) {
-    if (const uint32_t a = ahead(k); a != kNone) {
+    if (const uint32_t a = at(k + 2 * kAhead); a != kNone) {
       __builtin_prefetch(&node_[a], 1);
       __builtin_prefetch(&cold_[a], 1);
       store.prefetch(a);
     }
-    if (const uint32_t a = near(k); a != kNone) {
+    if (const uint32_t a = at(k + kAhead); a != kNone) {
       const Node& n = node_[a];
       if (n.entry != kNone) __builtin_prefetch(&entries_[n.entry], 1);
       if (n.prev_sibling != kNone) __builtin_prefetch(&node_[n.prev_sibling], 1);
@@ -391,13 +390,13 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     detach(edited[k]);
   }
   std::vector<uint32_t> alive;
-  for (size_t k = 0; k < edited.size(); ++k) {
-    const uint32_t s = edited[k];
+  for (uint32_t s : edited) {
     node_[s].up = resolve_up(store, s);
     if (store.alive_at(s)) {
       alive.push_back(s);
     } else {
       assert(node_[s].first_child == kNone && "a destroyed entity's children lose their Parent");
+      cold_[s].held = kNone;  // a dead slot forgets its level
     }
   }
 
@@ -429,9 +428,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     if (attached) link(s, node_[s].up);
   }
 
-  // Place every edited slot, parents first. A dead one forgets its level.
-  for (uint32_t s : edited)
-    if (!store.alive_at(s)) cold_[s].held = kNone;
+  // Place every edited slot, parents first.
   for (size_t k = 0; k < alive.size(); ++k) {
     if (k + kAhead < alive.size()) __builtin_prefetch(&cold_[alive[k + kAhead]], 1);
     place_edited(alive[k]);

@@ -169,7 +169,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   m.timer.stamp(cmd, 1);
 
   begin_label(s, cmd, "tprop.evaluate");
-  const Pass narrow = m.narrow_walk() == NarrowWalk::SingleInvocation ? Pass::Serial : Pass::Narrow;
+  const Pass narrow = m.narrow_pass();
   VkPipeline bound = VK_NULL_HANDLE;
   for (const Step& step : m.steps) {
     // Each level reads what the previous dispatch (or the scatter) wrote.

@@ -293,6 +293,10 @@ struct Propagator::Impl {
     if (options.texel_reads != TexelReads::Auto) return options.texel_reads == TexelReads::Always;
     return s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   }
+  // The pass that walks runs of narrow levels.
+  Pass narrow_pass() const {
+    return narrow_walk() == NarrowWalk::SingleInvocation ? Pass::Serial : Pass::Narrow;
+  }
   NarrowWalk narrow_walk() const {
     if (options.narrow_walk != NarrowWalk::Auto) return options.narrow_walk;
     return s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? NarrowWalk::SingleInvocation

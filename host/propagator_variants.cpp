@@ -241,7 +241,7 @@ Status Propagator::Impl::prepare_passes() {
       return pipes.prepare(p, a, (g | gpu::kFeatureFinalTest) ^ gpu::kFeatureSkip);
     };
     auto prepare = [&](Pass p, Addressing a) { return prepare_as(p, a, f); };
-    const Pass narrow = narrow_walk() == NarrowWalk::SingleInvocation ? Pass::Serial : Pass::Narrow;
+    const Pass narrow = narrow_pass();
     Status st = ok_status();
     switch (step.kind) {
       case Step::Wide:
@@ -273,9 +273,7 @@ Status Propagator::Impl::prepare_passes() {
     const uint32_t f =
         ((scene | gpu::kFeatureParents | gpu::kFeatureFinalTest) & ~gpu::kFeatureSkip) |
         output_features();
-    const bool serial = narrow_walk() == NarrowWalk::SingleInvocation;
-    if (Status st = pipes.prepare(serial ? Pass::Serial : Pass::Narrow, addressing, f); !st)
-      return st;
+    if (Status st = pipes.prepare(narrow_pass(), addressing, f); !st) return st;
   }
   return ok_status();
 }
