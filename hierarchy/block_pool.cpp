@@ -5,9 +5,7 @@
 #include <cstring>
 #include <new>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
+#include "huge_pages.h"
 
 namespace tprop {
 
@@ -53,19 +51,8 @@ void BlockPool::add_chunk() {
   void* base = nullptr;
   bool mapped = false;
 #if defined(__linux__)
-  // Twice the size, so that a 2 MiB-aligned chunk lies inside (a huge page needs the alignment).
-  void* p = mmap(nullptr, 2 * kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
-  if (p != MAP_FAILED) {
-    const uintptr_t start = reinterpret_cast<uintptr_t>(p);
-    const uintptr_t aligned = (start + kChunkBytes - 1) & ~uintptr_t(kChunkBytes - 1);
-    if (aligned > start) munmap(p, aligned - start);
-    const uintptr_t tail = aligned + kChunkBytes, end = start + 2 * kChunkBytes;
-    if (end > tail) munmap(reinterpret_cast<void*>(tail), end - tail);
-    base = reinterpret_cast<void*>(aligned);
-    madvise(base, kChunkBytes, MADV_HUGEPAGE);  // advice only: plain pages if declined
-    mapped = true;
-  }
+  base = map_huge_aligned(kChunkBytes, false, true);  // a huge page needs the alignment
+  mapped = base != nullptr;
 #endif
   if (!base) base = ::operator new(kChunkBytes, std::align_val_t(4096));
   try {

@@ -29,9 +29,7 @@
 #include <type_traits>
 #include <utility>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
+#include "huge_pages.h"
 
 namespace tprop {
 
@@ -153,7 +151,7 @@ class SlotVector {
   }
 
  private:
-  static constexpr size_t kHugePage = size_t(2) << 20;
+  static constexpr size_t kHugePage = kHugePageBytes;
   // Slot indices are 32-bit; and no one array needs more address space than this.
   static constexpr size_t kMaxReserveBytes = size_t(64) << 30;
   static constexpr size_t kReserveBytes =
@@ -189,20 +187,7 @@ class SlotVector {
   }
 
 #if defined(__linux__)
-  void* map(size_t bytes) const {
-    // One huge page more than asked, so that the array can start on a huge-page boundary.
-    const size_t span = bytes + kHugePage;
-    void* p = mmap(nullptr, span, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return nullptr;
-    const uintptr_t base = reinterpret_cast<uintptr_t>(p);
-    const uintptr_t aligned = (base + kHugePage - 1) & ~uintptr_t(kHugePage - 1);
-    if (aligned > base) munmap(p, aligned - base);
-    const uintptr_t end = base + span, used_end = aligned + bytes;
-    if (end > used_end) munmap(reinterpret_cast<void*>(used_end), end - used_end);
-    if (advise_) madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);  // advice only
-    return reinterpret_cast<void*>(aligned);
-  }
+  void* map(size_t bytes) const { return map_huge_aligned(bytes, true, advise_); }
   bool move_to(void* p, size_t bytes) {
     if (!p) return false;
     if (size_) std::memcpy(p, static_cast<const void*>(data_), size_ * sizeof(T));
