@@ -129,7 +129,7 @@ struct FrameStats {
                                       // skipping the unchanged recomputes from, with subtrees
   uint32_t order_entries_uploaded = 0;// depth-order entries sent to the GPU
   bool order_scattered = false;       // ... as (entry, slot) pairs, too scattered for copies
-  uint32_t jump_runs = 0;             // runs of narrow levels evaluated by pointer jumping
+  uint32_t jump_runs = 0;             // deep runs of levels evaluated by pointer jumping
   bool plan_reused = false;           // the passes' plan of the last whole-order frame served
                                       // again (the order did not change since)
   uint64_t upload_bytes = 0;          // bytes the recorded copies move
@@ -150,7 +150,7 @@ struct FrameStats {
   // max_buffer_bytes; the piece tables, 8 bytes a piece, are apart). The mirrors (64 bytes a
   // slot) are made by an update() that uploads everything and freed once its frame has
   // completed: by run() after its wait (which updates staging_bytes and mirror_bytes here), else
-  // by the next update().
+  // by the next update(), which hands them to a worker thread to free (no longer counted here).
   uint32_t device_buffers = 0;
   uint64_t device_bytes = 0;
   uint64_t staging_bytes = 0;
@@ -174,13 +174,21 @@ enum class NarrowWalk : uint8_t {
   // invocations, one down each chain, with no barrier either (PropagatorOptions::
   // subgroup_chains).
   SingleInvocation,
-  // Pointer jumping over runs of at least kJumpMinLevels levels: ceil(log2(levels)) + 3
+  // Pointer jumping over runs of at least kJumpMinLevels levels, each at most kJumpLevelMax
+  // entities wide: ceil(log2(levels)) + 3
   // dispatches whatever the depth, O(entities * log2(levels)) work, 140 bytes of scratch per
   // entity of the longest run; shorter runs as Workgroup. The products are reassociated (within
   // hierarchy/compare.h's tolerance, which tests check).
   Jump,
 };
 inline constexpr uint32_t kJumpMinLevels = 64;
+// Pointer jumping takes runs of levels up to this many entities wide, not only narrow ones: on an
+// NVIDIA H200 a level dispatch costs about 14 us however few entities it holds (a 10M mixed scene,
+// 100 parallel chains 10,000 deep, took 145 ms walked level by level), while a round of jumping
+// moves about 150 bytes an entity of the run, so a level of w entities in a run L deep is cheaper
+// jumped while w * 150 B * log2(L) stays under what 14 us moves (about 30 MB): w up to about 10^4
+// for L = 10^4. Runs stay at most what one scratch buffer holds (max_buffer_bytes / 140).
+inline constexpr uint32_t kJumpLevelMax = 4096;
 inline constexpr uint32_t kChainMinLevels = 16;
 // The smallest PropagatorOptions::max_buffer_bytes: 256 slots of LocalToWorld in a piece, and
 // room for pointer jumping's scratch of the widest narrow level (64 entities of 140 bytes).

@@ -469,6 +469,43 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   if (options.jump_run_max_entities)
     piece_max = std::min<uint64_t>(piece_max, options.jump_run_max_entities);
   piece_max = std::max<uint64_t>(piece_max, gpu::kNarrowLevelMax);
+  // A run of narrow levels [run_begin, run_end) too short to jump: walked by one workgroup,
+  // its chains and bundles by their own passes.
+  auto walk_narrow = [&](uint32_t begin, uint32_t end) {
+    auto walk = [&](uint32_t b, uint32_t e) {
+      for (; b < e; b += gpu::kNarrowLevelsPerDispatch)
+        steps.push_back({Step::Narrow, b, std::min(e - b, gpu::kNarrowLevelsPerDispatch), 0, b});
+    };
+    // Chains and bundles: consecutive levels of k entities each (1 <= k <= kNarrowLevelMax),
+    // the one at position p the child of the one at position p above (checked, not assumed:
+    // in a work list a one-entry level's entity may hang below an unlisted one, and a level's
+    // entries are in any order). Each level is looked at a bounded number of times, each look
+    // costs k parent lookups. The first level finds its parents written by an earlier
+    // dispatch.
+    auto aligned = [&](uint32_t e) {
+      for (uint32_t p = 0; p < counts[e]; ++p)
+        if (order.parent_of(list[firsts[e] + p]) != list[firsts[e - 1] + p]) return false;
+      return true;
+    };
+    uint32_t walked = begin;  // levels before it are planned
+    for (uint32_t l = begin; l < end;) {
+      const uint32_t k = counts[l];
+      uint32_t e = l;
+      if (chains && k >= 1)
+        for (e = l + 1; e < end && counts[e] == k && aligned(e);) ++e;
+      if (e - l < kChainMinLevels) {
+        l = std::max(e, l + 1);
+        continue;
+      }
+      walk(walked, l);
+      const Step::Kind kind = k == 1 ? Step::Chain : Step::Bundle;
+      const uint32_t per_dispatch = k == 1 ? kChainLevelsPerDispatch : kBundleLevelsPerDispatch;
+      for (uint32_t b = l; b < e; b += per_dispatch)
+        steps.push_back({kind, b, std::min(e - b, per_dispatch), k == 1 ? 0 : k, b});
+      walked = l = e;
+    }
+    walk(walked, end);
+  };
   auto flush = [&] {
     if (jumping && run_end - run_begin >= kJumpMinLevels) {
       // Pieces of whole levels; a piece's first level finds its parents final (the piece before
@@ -486,44 +523,27 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
         longest_run = std::max(longest_run, entities);
       }
     } else {
-      auto walk = [&](uint32_t b, uint32_t e) {
-        for (; b < e; b += gpu::kNarrowLevelsPerDispatch)
-          steps.push_back({Step::Narrow, b, std::min(e - b, gpu::kNarrowLevelsPerDispatch), 0, b});
-      };
-      // Chains and bundles: consecutive levels of k entities each (1 <= k <= kNarrowLevelMax),
-      // the one at position p the child of the one at position p above (checked, not assumed:
-      // in a work list a one-entry level's entity may hang below an unlisted one, and a level's
-      // entries are in any order). Each level is looked at a bounded number of times, each look
-      // costs k parent lookups. The first level finds its parents written by an earlier
-      // dispatch.
-      auto aligned = [&](uint32_t e) {
-        for (uint32_t p = 0; p < counts[e]; ++p)
-          if (order.parent_of(list[firsts[e] + p]) != list[firsts[e - 1] + p]) return false;
-        return true;
-      };
-      uint32_t walked = run_begin;  // levels before it are planned
-      for (uint32_t l = run_begin; l < run_end;) {
-        const uint32_t k = counts[l];
-        uint32_t e = l;
-        if (chains && k >= 1)
-          for (e = l + 1; e < run_end && counts[e] == k && aligned(e);) ++e;
-        if (e - l < kChainMinLevels) {
-          l = std::max(e, l + 1);
-          continue;
-        }
-        walk(walked, l);
-        const Step::Kind kind = k == 1 ? Step::Chain : Step::Bundle;
-        const uint32_t per_dispatch = k == 1 ? kChainLevelsPerDispatch : kBundleLevelsPerDispatch;
-        for (uint32_t b = l; b < e; b += per_dispatch)
-          steps.push_back({kind, b, std::min(e - b, per_dispatch), k == 1 ? 0 : k, b});
-        walked = l = e;
+      // Too short to jump: a level wider than kNarrowLevelMax (a jump run gathers up to
+      // run_width) is a dispatch of its own, the narrow ones between are walked.
+      uint32_t b = run_begin;
+      for (uint32_t l = run_begin; l < run_end; ++l) {
+        if (counts[l] <= gpu::kNarrowLevelMax) continue;
+        walk_narrow(b, l);
+        steps.push_back({Step::Wide, firsts[l], counts[l], 0, l});
+        b = l + 1;
       }
-      walk(walked, run_end);
+      walk_narrow(b, run_end);
     }
     run_begin = run_end = 0;
   };
+  // Runs gather the levels at most run_width entities wide: narrow ones for the walks; for
+  // pointer jumping up to kJumpLevelMax (what one scratch buffer holds at least), so that
+  // deep runs of parallel chains are jumped too, not dispatched level by level.
+  const uint32_t run_width =
+      jumping ? static_cast<uint32_t>(std::min<uint64_t>(piece_max, kJumpLevelMax))
+              : gpu::kNarrowLevelMax;
   for (uint32_t l = 0; l < counts.size(); ++l) {
-    if (counts[l] > gpu::kNarrowLevelMax) {
+    if (counts[l] > run_width) {
       flush();
       steps.push_back({Step::Wide, firsts[l], counts[l], 0, l});
       continue;

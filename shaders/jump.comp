@@ -1,5 +1,6 @@
 #version 460
-// Pointer jumping (Wyllie) over a run of narrow levels: a deep chain costs log2(levels)
+// Pointer jumping (Wyllie) over a deep run of levels (each at most kJumpLevelMax entities; a deep
+// chain, or many parallel ones): log2(levels)
 // dispatches instead of one step per level. The run's M entities are numbered 0..M-1 (run
 // index); each holds a matrix and an ancestor: the matrix is the product of the entity's own
 // matrices from just below the ancestor down to itself, or, once the ancestor is gone (kNoIndex),

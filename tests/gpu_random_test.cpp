@@ -181,6 +181,57 @@ TEST_F(GpuRandom, PointerJumpingMatchesTheReferenceOnDeepScenesOverFrames) {
   }
 }
 
+// Many parallel chains make deep levels wider than a narrow level (here 150 entities at each of
+// 300 levels, as a 10M mixed scene's 100 chains 10,000 deep): walked level by level they cost a
+// dispatch each (on an H200 about 14 us, 145 ms for that scene), so pointer jumping takes runs
+// of levels up to kJumpLevelMax wide. On every component mix, over frames of values, re-parents
+// and despawns, it must match the reference, and be what ran; with 16 KiB buffers (scratch for
+// 117 entities) the levels are too wide to jump and go level by level, still right.
+TEST_F(GpuRandom, DeepRunsOfParallelChainsArePointerJumpedNotWalkedLevelByLevel) {
+  const uint32_t width = 150, depth = 300;
+  for (const uint64_t buffer_max : {uint64_t(0), kMinBufferBytes}) {
+    SCOPED_TRACE(buffer_max ? "16 KiB buffers" : "one buffer an array");
+    EntityStore store;
+    ValueSource v(77);
+    const uint32_t n = 1 + width * depth;
+    store.create(0);
+    for (uint32_t i = 1; i < n; ++i) {
+      store.create(i);
+      add_features(store, i, random_features(v), v);
+      store.set_parent(i, i <= width ? 0 : i - width);
+    }
+    Propagator gpu = make_propagator(
+        ctx(), {.narrow_walk = NarrowWalk::Jump, .max_buffer_bytes = buffer_max});
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+    EXPECT_EQ(gpu.last_frame().levels, depth + 1);
+    if (buffer_max) {
+      EXPECT_EQ(gpu.last_frame().jump_runs, 0u);
+      EXPECT_GE(gpu.last_frame().dispatches, depth);
+    } else {
+      EXPECT_EQ(gpu.last_frame().jump_runs, 1u) << "one run from the root down";
+      // Index, init, ceil(log2(301)) = 9 rounds, write; and the frame's copies and scatter.
+      EXPECT_LE(gpu.last_frame().dispatches, 16u);
+    }
+    for (int frame = 0; frame < 4; ++frame) {
+      for (uint32_t k = 0; k < 200; ++k) store.set_translation(1 + v.below(n - 1), v.vec(5));
+      if (frame % 2) {
+        // Re-parent within the chains' depth (a level's entity under one a level up), despawn.
+        for (uint32_t k = 0; k < 20; ++k) {
+          const uint32_t e = width + 1 + v.below(n - 1 - width);
+          store.set_parent(e, e - width - v.below(std::min<uint32_t>(e - width, width)));
+        }
+        for (uint32_t k = 0; k < 5; ++k) store.destroy(1 + v.below(n - 1));
+      }
+      const std::string what = "frame " + std::to_string(frame);
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+      if (!buffer_max) {
+        EXPECT_GE(gpu.last_frame().jump_runs, 1u) << what;
+      }
+    }
+  }
+}
+
 // The device-address passes (what scenes beyond one binding per array use), and the descriptor
 // passes without texel reads (TexelReads::Never), on a random scene with frames and on a deep
 // chain, against the reference; the default passes (on lavapipe descriptors with texel reads,
