@@ -190,15 +190,16 @@ Status Propagator::Impl::make_mirrors(uint32_t n) {
   return ok_status();
 }
 
-bool Propagator::Impl::release_mirrors(uint32_t most) {
-  uint32_t freed = 0;
-  for (Pieced& m : arrays)
-    while (!m.staging.empty() && freed < most) {
-      m.staging.pop_back();
-      ++freed;
-    }
-  if (freed) ++mirrors_generation;
-  return freed != 0;
+bool Propagator::Impl::release_mirrors(bool now) {
+  std::vector<Buffer> freed;
+  for (Pieced& m : arrays) {
+    for (Buffer& b : m.staging) freed.push_back(std::move(b));
+    m.staging.clear();
+  }
+  if (freed.empty()) return false;
+  ++mirrors_generation;
+  if (!now) reclaimer.free_later(freed);
+  return true;  // with `now`, `freed` frees them on leaving
 }
 
 void Propagator::Impl::copy(VkCommandBuffer c, const Pieced& m, const std::vector<Range>& ranges) {

@@ -255,7 +255,7 @@ Status Propagator::run_staged(EntityStore& store) {
   if (Status st = m.submit_internal_and_wait("the frame"); !st) return st;
   // The frame has completed: a full upload's mirrors are not read again, so they go now rather
   // than at the next update() (a scene of 10^8 entities holds 6.4 GB in them).
-  if (m.release_mirrors()) {
+  if (m.release_mirrors(true)) {
     m.count_buffers();
     m.stats.staging_bytes = m.buffer_stats.staging_bytes;
     m.stats.mirror_bytes = m.buffer_stats.mirror_bytes;

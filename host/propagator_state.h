@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "buffer_reclaimer.h"
 #include "gpu_pack.h"
 #include "gpu_timer.h"
 #include "propagator.h"
@@ -169,6 +170,9 @@ struct Propagator::Impl {
   // next update() (the frame that copies from them has completed by then).
   std::vector<PieceCopy> piece_copies;
   std::vector<Buffer> retired;
+  // Frees the full upload's mirrors off the frame's path (buffer_reclaimer.h: on an NVIDIA GPU
+  // freeing them cost each of the frames after it up to tens of milliseconds).
+  BufferReclaimer reclaimer;
   // The piece tables of the device-address passes: every Pieced's table, rebuilt in update()
   // when buffers changed and copied to the GPU by the next record().
   Buffer tables;
@@ -326,10 +330,10 @@ struct Propagator::Impl {
   // earlier that are large enough stay (a full pack after one never recorded, or after a failed
   // update()); all or nothing, so a failure leaves what was there.
   Status make_mirrors(uint32_t n);
-  // Frees at most `most` of the per-slot mirrors' buffers, if any: only when no recorded frame
-  // that copies from them can still run (update() once the last frame has completed, run()
-  // after its wait). Whether it freed any.
-  bool release_mirrors(uint32_t most = UINT32_MAX);
+  // Frees the per-slot mirrors' buffers, if any, here and now or on the reclaimer's thread: only
+  // when no recorded frame that copies from them can still run (update() once the last frame
+  // has completed, run() after its wait). Whether there were any.
+  bool release_mirrors(bool now);
   // Copies element ranges from the staging mirror to the device, split at piece boundaries.
   void copy(VkCommandBuffer c, const Pieced& m, const std::vector<Range>& ranges);
   // Zeros elements [first, end) on the device (4-byte multiples), split at piece boundaries.
