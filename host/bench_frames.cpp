@@ -9,6 +9,7 @@
 #include "compare.h"
 #include "depth_order.h"
 #include "reference.h"
+#include "vk_buffer.h"
 
 namespace tprop::bench {
 
@@ -102,6 +103,8 @@ struct SceneRunner::Impl {
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
   std::vector<float4x4> loop_world;
+  Buffer warm;  // what the warm-up fills write
+  uint32_t warm_fills = 0;
 
   ~Impl() {
     if (fence) vkDestroyFence(context->device(), fence, nullptr);
@@ -114,6 +117,21 @@ struct SceneRunner::Impl {
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     if (VkResult r = vkBeginCommandBuffer(cmd, &begin); r != VK_SUCCESS)
       return vulkan_error("vkBeginCommandBuffer", r);
+    if (warm_fills) {
+      for (uint32_t i = 0; i < warm_fills; ++i)
+        vkCmdFillBuffer(cmd, warm.handle(), 0, VK_WHOLE_SIZE, i);
+      // The frame starts once the fills are done (its first timestamp waits for all commands
+      // before it anyway): the fills are not in its times.
+      VkMemoryBarrier2 mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+      mb.srcStageMask = VK_PIPELINE_STAGE_2_CLEAR_BIT;
+      mb.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+      mb.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+      mb.dstAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT;
+      VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+      dep.memoryBarrierCount = 1;
+      dep.pMemoryBarriers = &mb;
+      vkCmdPipelineBarrier2(cmd, &dep);
+    }
     gpu->record(cmd);
     if (VkResult r = vkEndCommandBuffer(cmd); r != VK_SUCCESS)
       return vulkan_error("vkEndCommandBuffer", r);
@@ -137,9 +155,16 @@ SceneRunner& SceneRunner::operator=(SceneRunner&&) noexcept = default;
 SceneRunner::~SceneRunner() = default;
 
 Result<SceneRunner> SceneRunner::create(const VulkanContext& context,
-                                       const PropagatorOptions& options) {
+                                       const PropagatorOptions& options, uint32_t warm_fills) {
   auto impl = std::make_unique<Impl>();
   impl->context = &context;
+  if (warm_fills) {
+    Result<Buffer> warm = Buffer::create(context, VkDeviceSize(256) << 20, BufferKind::DeviceStorage,
+                                         "tprop_bench.warm");
+    if (!warm) return warm.error();
+    impl->warm = std::move(*warm);
+    impl->warm_fills = warm_fills;
+  }
   Result<Propagator> gpu = Propagator::create(context, options);
   if (!gpu) return gpu.error();
   impl->gpu.emplace(std::move(*gpu));

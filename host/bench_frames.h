@@ -66,8 +66,11 @@ struct FrameRecord {
 // One scene's Propagator and the bench's command buffer and fence on the context's queue.
 class SceneRunner {
  public:
+  // warm_fills: fills of a 256 MiB device buffer recorded before each frame, outside its
+  // timestamps (BenchOptions::warm_gpu_fills).
   static Result<SceneRunner> create(const VulkanContext& context,
-                                    const PropagatorOptions& options = {});
+                                    const PropagatorOptions& options = {},
+                                    uint32_t warm_fills = 0);
   SceneRunner(SceneRunner&&) noexcept;
   SceneRunner& operator=(SceneRunner&&) noexcept;
   ~SceneRunner();
