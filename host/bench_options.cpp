@@ -12,7 +12,8 @@ namespace tprop::bench {
 
 const char* const kUsage =
     "usage: tprop_bench [--sizes LIST] [--scenes LIST] [--seed N] [--validate] [--json]\n"
-    "                   [--device NAME|INDEX] [--narrow-walk WALK] [--addressing A]\n"
+    "                   [--device NAME|INDEX] [--narrow-walk WALK] [--level-passes P]\n"
+    "                   [--addressing A]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
     "                   [--output-layout 4x4|3x4] [--warm-gpu N] [--memory] [SPEC...]\n"
     "       tprop_bench --help\n"
@@ -40,6 +41,9 @@ const char* const kUsage =
     "                  the first discrete GPU, then integrated, virtual, CPU)\n"
     "  --narrow-walk W how runs of narrow levels are evaluated: auto (default), workgroup,\n"
     "                  single (one invocation) or jump (pointer jumping; PropagatorOptions)\n"
+    "  --level-passes P  the levels neither walked nor jumped: auto (default: fused on a GPU,\n"
+    "                  separate on a CPU device), separate (a dispatch each) or fused (one\n"
+    "                  dispatch, chunks taken in level order; PropagatorOptions::level_passes)\n"
     "  --addressing A  how the passes reach the arrays: auto (default: descriptors where every\n"
     "                  array fits one binding; on a CPU device the evaluate passes read what\n"
     "                  they never write through texel buffers where those fit), texels (those\n"
@@ -163,6 +167,13 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       if (v->empty() || ec != std::errc() || ptr != end || fills > 1000)
         return Error{"--warm-gpu must be a number of fills from 0 to 1000, not '" + *v + "'"};
       o.warm_gpu_fills = fills;
+    } else if (a == "--level-passes") {
+      auto v = value();
+      if (!v) return v.error();
+      if (*v == "auto") o.propagator.level_passes = LevelPasses::Auto;
+      else if (*v == "separate") o.propagator.level_passes = LevelPasses::Separate;
+      else if (*v == "fused") o.propagator.level_passes = LevelPasses::Fused;
+      else return Error{"--level-passes: '" + *v + "' is not auto, separate or fused"};
     } else if (a == "--general-shaders") {
       o.propagator.specialize = false;
     } else if (a == "--no-subgroup-chains") {

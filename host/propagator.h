@@ -142,6 +142,7 @@ struct FrameStats {
                                       // rules they were built with (shaders/pass_features.h)
   uint32_t chain_steps = 0;           // chains of one-entity levels walked by one subgroup
   uint32_t bundle_steps = 0;          // bundles of parallel chains, an invocation per chain
+  uint32_t fused_levels = 0;          // levels evaluated by fused steps (LevelPasses::Fused)
   uint32_t slot_pieces = 0;           // buffers each per-slot array spans (LocalToWorld's pieces)
   // The scene's buffers after update(): device-local (every array's pieces, the piece tables,
   // pointer jumping's scratch) and host-visible staging (the depth order's, the rare records', a
@@ -194,6 +195,19 @@ inline constexpr uint32_t kChainMinLevels = 16;
 // room for pointer jumping's scratch of the widest narrow level (64 entities of 140 bytes).
 inline constexpr uint64_t kMinBufferBytes = 16384;
 
+// How the levels that are neither walked nor jumped (each its own dispatch before) are ordered.
+// On an NVIDIA H200 a dispatch with the barrier before it costs several microseconds however few
+// entities it holds, so a 1M forest's 11 levels cost about twice a flat scene's one.
+enum class LevelPasses : uint8_t {
+  Auto,      // Fused on a GPU, Separate on a CPU device (where a waiting workgroup holds a core)
+  Separate,  // one dispatch per wide level (narrow runs walked), a barrier between them
+  // One dispatch for consecutive levels: each workgroup takes the next chunk of 256 entries in
+  // level order from a counter and, before it evaluates them, waits until every chunk of the
+  // level above is done (counted in memory). Chunks are taken in order, so a chunk only waits
+  // for chunks that running workgroups hold: it cannot wait for one that never starts.
+  Fused,
+};
+
 // Whether the evaluate passes read through uniform texel buffers (PropagatorOptions::texel_reads).
 enum class TexelReads : uint8_t {
   Auto,    // on a CPU device (VK_PHYSICAL_DEVICE_TYPE_CPU, where it was measured), else Never
@@ -232,6 +246,7 @@ struct PropagatorOptions {
   // every frame, at the cost of the subtrees. Tests use all three.
   uint32_t compact_per_frame = 512;
   NarrowWalk narrow_walk = NarrowWalk::Auto;
+  LevelPasses level_passes = LevelPasses::Auto;
   // Pointer jumping takes a run of at most this many entities at once (its scratch, 140 bytes an
   // entity, is one buffer); a longer run goes in consecutive pieces. 0: as many as one buffer
   // (max_buffer_bytes) allows. Tests set it low to run pieces on small scenes.

@@ -317,6 +317,7 @@ void Propagator::Impl::count_buffers() {
     for (const Buffer& b : m->staging) add(b, false);
   }
   add(jump, true);
+  add(progress, true, false);
   add(tables, true, false);
   add(tables_staging, false, false);
   for (const Pieced& m : arrays)

@@ -139,6 +139,10 @@ void Propagator::record(VkCommandBuffer cmd) {
   const uint32_t order_pairs = static_cast<uint32_t>(m.order_changes.size() / 2);
   m.copy(cmd, m.levels, {{0, m.levels_used}});
   if (m.delta_count) m.copy(cmd, m.deltas, {{0, m.delta_count}});
+  // The fused steps' counters start at zero in every record() (a second one evaluates again).
+  const uint32_t progress_words = m.progress_words();
+  if (progress_words)
+    s.vk.vkCmdFillBuffer(cmd, m.progress.handle(), 0, VkDeviceSize(progress_words) * 4, 0);
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
   // 0 is what a fresh mark holds; numbers stay below 2^31, the run marks of pointer jumping.
   if (++m.frame_number >= 0x80000000u) m.frame_number = 1;
@@ -171,6 +175,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   begin_label(s, cmd, "tprop.evaluate");
   const Pass narrow = m.narrow_pass();
   VkPipeline bound = VK_NULL_HANDLE;
+  VkDeviceAddress progress = progress_words ? m.progress.address() : 0;
   for (const Step& step : m.steps) {
     // Each level reads what the previous dispatch (or the scatter) wrote.
     barrier(s, cmd, kComputeWrite, kComputeReadWrite);
@@ -211,6 +216,17 @@ void Propagator::record(VkCommandBuffer cmd) {
       m.pipes.push(cmd, j);
       dispatch(groups);
       ++m.stats.jump_runs;
+      continue;
+    }
+    if (step.kind == Step::Fused) {
+      bind(m.pipes.get(Pass::Fused, m.addressing, step.features));
+      gpu::ScenePush f = push;
+      f.deltas = progress;  // this step's counters (evaluate() reads no deltas)
+      f.first = step.first;
+      f.count = step.count;
+      m.pipes.push(cmd, f);
+      dispatch(step.entities);
+      progress += VkDeviceAddress(1 + step.count) * 4;
       continue;
     }
     const Pass pass = step.kind == Step::Narrow   ? narrow

@@ -552,6 +552,7 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
     run_end = l + 1;
   }
   flush();
+  if (fused_levels()) fuse_levels(counts, table_base, run_table);
   const VkDeviceSize bytes = VkDeviceSize(longest_run) * kJumpBytes;
   if (bytes > jump_bytes) {
     const VkDeviceSize size = std::min(bytes + bytes / 8, std::max(bytes, max_buffer_bytes));
@@ -561,7 +562,52 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
     jump_bytes = size;
     ++buffers_generation;
   }
+  if (const VkDeviceSize words = progress_words(); words * 4 > progress.size()) {
+    const VkDeviceSize size = std::max<VkDeviceSize>(words * 8, 4096);
+    auto b = Buffer::create(*s, size, BufferKind::DeviceStorage, "tprop.progress");
+    if (!b) return b.error();
+    progress = std::move(*b);
+    ++buffers_generation;
+  }
   return ok_status();
+}
+
+void Propagator::Impl::fuse_levels(const std::vector<uint32_t>& counts, uint32_t table_base,
+                                   std::vector<uint32_t>& run_table) {
+  std::vector<Step> out;
+  out.reserve(steps.size());
+  for (size_t i = 0; i < steps.size();) {
+    auto fusable = [&](size_t k) {
+      return steps[k].kind == Step::Wide || steps[k].kind == Step::Narrow;
+    };
+    size_t e = i;
+    while (e < steps.size() && fusable(e)) ++e;
+    if (e == i) {
+      out.push_back(steps[i++]);
+      continue;
+    }
+    // Steps [i, e) cover consecutive levels (plan_steps pushes them in level order): their
+    // levels with entries, each in chunks of kWideGroupSize.
+    const uint32_t first_level = steps[i].level;
+    const uint32_t end_level = steps[e - 1].level + (steps[e - 1].kind == Step::Wide ? 1 : steps[e - 1].count);
+    const uint32_t base = table_base + static_cast<uint32_t>(run_table.size() / 2);
+    uint32_t chunks = 0, fused = 0;
+    for (uint32_t l = first_level; l < end_level; ++l) {
+      if (counts[l] == 0) continue;
+      run_table.push_back(chunks);
+      run_table.push_back(l);
+      chunks += (counts[l] + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize;
+      ++fused;
+    }
+    if (fused >= 2) {
+      out.push_back({Step::Fused, base, fused, chunks, first_level});
+    } else {
+      run_table.resize(2 * size_t(base - table_base));  // one level: its own dispatch is as good
+      out.insert(out.end(), steps.begin() + i, steps.begin() + e);
+    }
+    i = e;
+  }
+  steps = std::move(out);
 }
 
 }  // namespace tprop

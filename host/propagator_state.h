@@ -53,10 +53,10 @@ struct Range {
 // a bundle of parallel chains walked by one invocation each, or a deep run of narrow levels by
 // pointer jumping.
 struct Step {
-  enum Kind : uint8_t { Wide, Narrow, Jump, Chain, Bundle } kind;
+  enum Kind : uint8_t { Wide, Narrow, Jump, Chain, Bundle, Fused } kind;
   uint32_t first, count;  // wide: list entries; narrow, chain, bundle: levels; jump: run table,
-                          // levels
-  uint32_t entities = 0;  // jump: the run's entities; bundle: entities per level
+                          // levels; fused: chunk table, its (non-empty) levels
+  uint32_t entities = 0;  // jump: the run's entities; bundle: entities per level; fused: chunks
   uint32_t level = 0;     // the first level it evaluates
   uint32_t features = gpu::kFeatureAll;  // its pipeline variant (propagator_variants.cpp)
 };
@@ -166,6 +166,9 @@ struct Propagator::Impl {
   uint64_t described_generation[2] = {~uint64_t(0), ~uint64_t(0)};
   Buffer jump;         // scratch of pointer jumping: 140 bytes per entity of the longest run
   VkDeviceSize jump_bytes = 0;
+  // The fused steps' counters (LevelPasses::Fused): per step, the next chunk to take and the
+  // chunks done per level; zeroed by each record().
+  Buffer progress;
   // Replaced pieces whose contents the next record() copies over; once recorded, held until the
   // next update() (the frame that copies from them has completed by then).
   std::vector<PieceCopy> piece_copies;
@@ -249,6 +252,17 @@ struct Propagator::Impl {
   void note_features(uint32_t slot, const PackedEntity& e, bool attached,
                      const gpu::RareRecord* record);
   uint32_t scene_features() const;
+  // With LevelPasses::Fused: each sequence of wide and narrow-walk steps with at least two
+  // levels of entries becomes one fused step, its chunk table appended to run_table.
+  void fuse_levels(const std::vector<uint32_t>& counts, uint32_t table_base,
+                   std::vector<uint32_t>& run_table);
+  // The fused steps' counters: per fused step, 1 + its levels.
+  uint32_t progress_words() const {
+    uint32_t words = 0;
+    for (const Step& step : steps)
+      if (step.kind == Step::Fused) words += 1 + step.count;
+    return words;
+  }
   // Each step's variant, and its pipeline made if missing. After plan_work().
   Status prepare_passes();
   // In a frame that skips the unchanged, each chain step starts at its first changed level
@@ -296,6 +310,11 @@ struct Propagator::Impl {
   bool texel_reads() const {
     if (options.texel_reads != TexelReads::Auto) return options.texel_reads == TexelReads::Always;
     return s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  }
+  // Whether consecutive levels go into fused steps (LevelPasses, Auto resolved for this device).
+  bool fused_levels() const {
+    if (options.level_passes != LevelPasses::Auto) return options.level_passes == LevelPasses::Fused;
+    return s->properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
   }
   // The pass that walks runs of narrow levels.
   Pass narrow_pass() const {

@@ -209,6 +209,7 @@ Status Propagator::Impl::prepare_passes() {
   stats.pass_features = 0;
   stats.chain_steps = 0;
   stats.bundle_steps = 0;
+  stats.fused_levels = 0;
   for (Step& step : steps) {
     uint32_t f = gpu::kFeatureAll;
     if (options.specialize) {
@@ -225,10 +226,13 @@ Status Propagator::Impl::prepare_passes() {
       if (!deeper) f &= ~gpu::kFeatureFinalTest;
     }
     f |= output_features();  // the layout, specialized or not
+    if (step.kind == Step::Fused && s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+      f |= gpu::kFeaturePollEach;
     step.features = f;
     stats.pass_features |= f;
     if (step.kind == Step::Chain) ++stats.chain_steps;
     if (step.kind == Step::Bundle) ++stats.bundle_steps;
+    if (step.kind == Step::Fused) stats.fused_levels += step.count;
     // Warming: each variant with and without skipping, and a wide level's features walked
     // narrow, as a work list of it is; below the roots, each also testing which entities keep
     // their own matrix, as the first frame that despawns a parent needs (its children stay
@@ -257,6 +261,12 @@ Status Propagator::Impl::prepare_passes() {
                           f & ~(gpu::kFeatureParents | gpu::kFeatureFinalTest));
         if (st && warm && step.level + step.count > 1)
           st = prepare_as(Pass::Wide, addressing, f | gpu::kFeatureParents);
+        break;
+      case Step::Fused:
+        st = prepare(Pass::Fused, addressing);
+        // Work lists of one level with entries stay single dispatches.
+        if (st && warm) st = prepare(Pass::Wide, addressing);
+        if (st && warm) st = prepare(narrow, addressing);
         break;
       case Step::Chain: st = prepare(Pass::Chain, addressing); break;
       case Step::Bundle: st = prepare(Pass::Bundle, addressing); break;

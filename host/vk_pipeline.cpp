@@ -76,6 +76,15 @@ const uint32_t kPropagateChainTexelSpirv[] =
 const uint32_t kPropagateBundleTexelSpirv[] =
 #include "propagate_bundle_texel.spv.inc"
     ;
+const uint32_t kPropagateFusedSpirv[] =
+#include "propagate_fused.spv.inc"
+    ;
+const uint32_t kPropagateFusedDescSpirv[] =
+#include "propagate_fused_desc.spv.inc"
+    ;
+const uint32_t kPropagateFusedTexelSpirv[] =
+#include "propagate_fused_texel.spv.inc"
+    ;
 
 struct PassSource {
   const uint32_t* code;
@@ -108,6 +117,9 @@ const PassSource kSources[kPassCount][kAddressingCount] = {
     {TPROP_SPIRV(kJumpInitSpirv, "tprop.jump_init"), kNone, kNone},
     {TPROP_SPIRV(kJumpRoundSpirv, "tprop.jump_round"), kNone, kNone},
     {TPROP_SPIRV(kJumpWriteSpirv, "tprop.jump_write"), kNone, kNone},
+    {TPROP_SPIRV(kPropagateFusedSpirv, "tprop.propagate_fused"),
+     TPROP_SPIRV(kPropagateFusedDescSpirv, "tprop.propagate_fused_desc"),
+     TPROP_SPIRV(kPropagateFusedTexelSpirv, "tprop.propagate_fused_texel")},
 };
 #undef TPROP_SPIRV
 
@@ -147,6 +159,8 @@ uint32_t ComputePipelines::relevant_features(Pass pass, uint32_t features) {
     case Pass::Chain:
     case Pass::Bundle:
       return features & (kFeatureAll | kFeatureAffineOutput);
+    case Pass::Fused:
+      return features & (kFeatureAll | kFeatureAffineOutput | kFeaturePollEach);
     case Pass::JumpInit:
       return features & (kFeatureComposite | kFeatureUser | kFeatureStatic | kFeatureFinalTest |
                          kFeatureProjective | kFeatureAffineOutput);

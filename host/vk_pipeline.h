@@ -38,8 +38,9 @@ enum class Pass : uint8_t {
   JumpInit,
   JumpRound,
   JumpWrite,
+  Fused,      // workgroups take chunks of consecutive levels in order (LevelPasses::Fused)
 };
-inline constexpr int kPassCount = 10;
+inline constexpr int kPassCount = 11;
 
 class ComputePipelines {
  public:

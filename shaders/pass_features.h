@@ -51,6 +51,11 @@ TPROP_CONST kFeatureAll = (1u << 7u) - 1u;
 // PropagatorOptions::output_layout on every pass that touches LocalToWorld, the scatter's
 // dead-slot clear included; outside kFeatureAll, so the general shader keeps the layout asked for.
 TPROP_CONST kFeatureAffineOutput = 1u << 7u;
+// Not a rule either: the fused pass (propagate.comp) on a CPU device, where every invocation
+// polls the level above's count itself. Measured on lavapipe (Mesa 22.3): with one invocation
+// polling and a workgroup barrier after it, as on a GPU, about one frame in a few hundred read a
+// parent's matrix from before it was written.
+TPROP_CONST kFeaturePollEach = 1u << 8u;
 
 #ifdef __cplusplus
 }  // namespace tprop::gpu

@@ -22,11 +22,15 @@
 //    shuffles (main() says how); used beside TPROP_SERIAL;
 //  - TPROP_BUNDLE: a bundle of k parallel chains (levels of k entities, the one at position p
 //    the child of the one at position p of the level above) walked by k invocations, each down
-//    its own chain; used beside TPROP_SERIAL.
+//    its own chain; used beside TPROP_SERIAL;
+//  - TPROP_FUSED: consecutive levels in one dispatch, each workgroup a chunk of 256 entries of
+//    one level, taken in level order from a counter; a chunk waits until the level above is
+//    done (main() says how), so levels cost a few memory round trips each, not a dispatch.
 #extension GL_GOOGLE_include_directive : require
 // A parent's LocalToWorld and dirty mark as texels (scene_access.glsl) where an earlier dispatch
 // wrote them: not in the walks, whose levels read what the same dispatch wrote a level earlier.
-#if defined(TPROP_TEXEL_READS) && !defined(TPROP_NARROW) && !defined(TPROP_SERIAL)
+#if defined(TPROP_TEXEL_READS) && !defined(TPROP_NARROW) && !defined(TPROP_SERIAL) && \
+    !defined(TPROP_FUSED)
 #define TPROP_TEXEL_EARLIER
 #endif
 #include "scene_access.glsl"
@@ -43,6 +47,16 @@ layout(local_size_x = TPROP_NARROW_GROUP_SIZE) in;
 layout(local_size_x = TPROP_NARROW_GROUP_SIZE) in;
 #else
 layout(local_size_x = TPROP_WIDE_GROUP_SIZE) in;
+#endif
+
+#if defined(TPROP_FUSED)
+// The step's counters (main()); coherent: other workgroups of this dispatch raise them.
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer ProgressArray {
+  uint v[];
+};
+const bool kPollEach = (kPassFeatures & kFeaturePollEach) != 0u;
+shared uint s_chunk;       // the chunk this workgroup took
+shared uint s_step_level;  // its level's index in the step
 #endif
 
 void evaluate(uint slot) {
@@ -181,6 +195,50 @@ void main() {
     }
     carry_dirty = dirty;
   }
+#elif defined(TPROP_FUSED)
+  // The chunk table: LEVELS(pc.first + j) = (the first chunk of the step's j-th level, that
+  // level), for j < pc.count, levels with entries only. The counters at pc.deltas: [0] the next
+  // chunk to take, [1 + j] the chunks of level j done. Chunks are taken in order, so every chunk
+  // of level j - 1 is held by a workgroup that is running (or done) when a chunk of level j waits
+  // for them, and no wait depends on a workgroup that has not started. Level j - 1 complete
+  // means every level above it is too (its chunks waited in turn), which is what a child below
+  // lazy levels (more than one level below its parent) needs.
+  uint lane = gl_LocalInvocationID.x;
+  ProgressArray progress = ProgressArray(pc.deltas);
+  if (lane == 0u) {
+    uint chunk = atomicAdd(progress.v[0], 1u);
+    uint lo = 0u, hi = pc.count;  // the level holding `chunk` is in [lo, hi)
+    while (hi - lo > 1u) {
+      uint mid = (lo + hi) / 2u;
+      if (LEVELS(pc.first + mid).x <= chunk) lo = mid; else hi = mid;
+    }
+    s_chunk = chunk;
+    s_step_level = lo;
+  }
+  memoryBarrierShared();
+  barrier();
+  uint j = s_step_level;
+  if (j > 0u) {
+    // One invocation polls the count (atomics: plain reads may be hoisted out of the loop), the
+    // others wait at the barrier; on a CPU device each polls itself (pass_features.h). Bounded
+    // only against a driver that breaks the in-order start, where a hang would lose the device:
+    // some 10^8 polls, far past any real wait.
+    uint above = LEVELS(pc.first + j).x - LEVELS(pc.first + j - 1u).x;  // its chunks
+    if (lane == 0u || kPollEach) {
+      for (uint polls = 0u; atomicAdd(progress.v[j], 0u) < above && polls < 100000000u; ++polls) {
+      }
+    }
+    barrier();
+    memoryBarrierBuffer();
+  }
+  uvec2 entry = LEVELS(pc.first + j);
+  uvec2 segment = LEVELS(entry.y);
+  uint k = (s_chunk - entry.x) * kWideGroupSize + lane;
+  if (k < segment.y) evaluate(LIST(segment.x + k));
+  // Every invocation's writes, then the count that lets the level below start.
+  memoryBarrierBuffer();
+  barrier();
+  if (lane == 0u) atomicAdd(progress.v[1u + j], 1u);
 #elif defined(TPROP_NARROW)
   for (uint level = pc.first; level < pc.first + pc.count; ++level) {
     uvec2 segment = LEVELS(level);

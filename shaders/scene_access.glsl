@@ -31,8 +31,9 @@ layout(constant_id = TPROP_SPEC_PASS_FEATURES) const uint kPassFeatures = 0xffff
 const bool kAffineOutput = (kPassFeatures & kFeatureAffineOutput) != 0u;
 
 // The narrow pass reads what other invocations of its own workgroup wrote a level earlier (world
-// and dirty marks), hence coherent there; elsewhere dispatch boundaries order everything.
-#ifdef TPROP_NARROW
+// and dirty marks), the fused pass what other workgroups of its dispatch wrote, hence coherent
+// there; elsewhere dispatch boundaries order everything.
+#if defined(TPROP_NARROW) || defined(TPROP_FUSED)
 #define TPROP_MAT4_COHERENCE coherent
 #else
 #define TPROP_MAT4_COHERENCE

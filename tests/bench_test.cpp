@@ -60,6 +60,7 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--output-layout 3x3", "--output-layout needs 4x4"},
       {"--warm-gpu lots", "--warm-gpu must be a number of fills from 0 to 1000, not 'lots'"},
       {"--warm-gpu 1001", "not '1001'"},
+      {"--level-passes nope", "'nope' is not auto, separate or fused"},
   };
   for (const auto& [args, message] : cases) {
     const Outcome o = run_bench(args);

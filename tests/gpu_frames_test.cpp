@@ -280,6 +280,17 @@ INSTANTIATE_TEST_SUITE_P(
                                {.narrow_walk = NarrowWalk::SingleInvocation,
                                 .subgroup_chains = false}},
                       Strategy{"GeneralShaders", {.specialize = false}},
+                      // Consecutive levels in one dispatch (a GPU's default, with jumping),
+                      // and a dispatch per level (what a GPU did before).
+                      Strategy{"FusedLevels", {.level_passes = LevelPasses::Fused}},
+                      Strategy{"FusedLevelsPointerJumping",
+                               {.narrow_walk = NarrowWalk::Jump,
+                                .level_passes = LevelPasses::Fused}},
+                      Strategy{"FusedLevelsWholeOrderSkippingTheUnchanged",
+                               {.work_list_max = 0, .level_passes = LevelPasses::Fused}},
+                      Strategy{"SeparateLevelPassesPointerJumping",
+                               {.narrow_walk = NarrowWalk::Jump,
+                                .level_passes = LevelPasses::Separate}},
                       // Levels left deeper than depths (despawned parents' children roots where
                       // they stand, re-parented subtrees kept in place): never compacted, a few
                       // entities a frame, and exact after every frame.
@@ -297,6 +308,9 @@ INSTANTIATE_TEST_SUITE_P(
                                {.work_list_max = 0, .max_buffer_bytes = kMinBufferBytes}},
                       Strategy{"TinyPiecesSingleInvocationNarrowWalk",
                                {.narrow_walk = NarrowWalk::SingleInvocation,
+                                .max_buffer_bytes = kMinBufferBytes}},
+                      Strategy{"TinyPiecesFusedLevels",
+                               {.level_passes = LevelPasses::Fused,
                                 .max_buffer_bytes = kMinBufferBytes}}),
     [](const ::testing::TestParamInfo<Strategy>& param) { return param.param.name; });
 

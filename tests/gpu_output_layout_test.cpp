@@ -121,6 +121,10 @@ INSTANTIATE_TEST_SUITE_P(
         Strategy{"SingleInvocationWithoutSubgroupChains",
                  {.narrow_walk = NarrowWalk::SingleInvocation, .subgroup_chains = false}},
         Strategy{"GeneralShaders", {.specialize = false}},
+        Strategy{"FusedLevelsPointerJumping",
+                 {.narrow_walk = NarrowWalk::Jump, .level_passes = LevelPasses::Fused}},
+        Strategy{"SeparateLevelPassesPointerJumping",
+                 {.narrow_walk = NarrowWalk::Jump, .level_passes = LevelPasses::Separate}},
         // 256 slots a piece: device addresses through the piece tables.
         Strategy{"TinyPieces", {.max_buffer_bytes = kMinBufferBytes}},
         Strategy{"TinyPiecesWholeOrderSkippingTheUnchanged",

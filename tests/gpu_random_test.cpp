@@ -232,6 +232,65 @@ TEST_F(GpuRandom, DeepRunsOfParallelChainsArePointerJumpedNotWalkedLevelByLevel)
   }
 }
 
+// LevelPasses::Fused: a forest's levels in one dispatch, each workgroup a chunk of one level
+// that waits for the level above to be done. On a scene of every component mix, in frames of
+// values, re-parents, despawns and spawns, whole-order and work-list frames, with lazy levels
+// left uncompacted (children more than one level below their parents: a chunk must wait for
+// every level above, not only the next), and with more chunks than one row of workgroups (the
+// 2D grid's extra workgroups take no chunk of their own), it must match the reference.
+TEST_F(GpuRandom, FusedLevelsEvaluateAForestInOneDispatchAndMatchTheReference) {
+  struct Case {
+    const char* what;
+    PropagatorOptions options;
+  };
+  const Case cases[] = {
+      {"whole order", {.work_list_max = 0, .level_passes = LevelPasses::Fused}},
+      {"work lists", {.work_list_max = UINT32_MAX, .level_passes = LevelPasses::Fused}},
+      {"never compacted",
+       {.work_list_max = 0, .compact_per_frame = 0, .level_passes = LevelPasses::Fused}},
+      {"rows of 7 workgroups",
+       {.work_list_max = 0, .level_passes = LevelPasses::Fused, .max_groups_per_dimension = 7}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    EntityStore store;
+    ValueSource v(5);
+    // Breadth first, 2 to 6 children each: about 9 levels, the widest some thousand entities.
+    const uint32_t n = 12000;
+    store.create(0);
+    for (uint32_t i = 1; i < n; ++i) {
+      store.create(i);
+      add_features(store, i, random_features(v), v);
+      store.set_parent(i, (i - 1) / (2 + v.below(5)));
+    }
+    Propagator gpu = make_propagator(ctx(), c.options);
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+    const FrameStats first = gpu.last_frame();
+    EXPECT_GE(first.levels, 6u);
+    EXPECT_EQ(first.fused_levels, first.levels) << "every level in the fused step";
+    EXPECT_EQ(first.dispatches, 1u) << "one dispatch for the whole forest";
+    uint32_t fused_frames = 0;
+    EntityId next = n;
+    for (int frame = 0; frame < 8; ++frame) {
+      for (uint32_t k = 0; k < 300; ++k) store.set_translation(v.below(n), v.vec(5));
+      if (frame % 2) {
+        for (uint32_t k = 0; k < 30; ++k) store.set_parent(1 + v.below(n - 1), v.below(n));
+        for (uint32_t k = 0; k < 20; ++k) store.destroy(1 + v.below(n - 1));
+        for (uint32_t k = 0; k < 20; ++k, ++next) {
+          store.create(next);
+          add_features(store, next, random_features(v), v);
+          store.set_parent(next, v.below(n));
+        }
+      }
+      const std::string what = "frame " + std::to_string(frame);
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+      fused_frames += gpu.last_frame().fused_levels >= 2;
+    }
+    EXPECT_GE(fused_frames, 6u);
+  }
+}
+
 // The device-address passes (what scenes beyond one binding per array use), and the descriptor
 // passes without texel reads (TexelReads::Never), on a random scene with frames and on a deep
 // chain, against the reference; the default passes (on lavapipe descriptors with texel reads,
