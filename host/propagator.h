@@ -195,11 +195,16 @@ inline constexpr uint32_t kChainMinLevels = 16;
 // room for pointer jumping's scratch of the widest narrow level (64 entities of 140 bytes).
 inline constexpr uint64_t kMinBufferBytes = 16384;
 
-// How the levels that are neither walked nor jumped (each its own dispatch before) are ordered.
-// On an NVIDIA H200 a dispatch with the barrier before it costs several microseconds however few
-// entities it holds, so a 1M forest's 11 levels cost about twice a flat scene's one.
+// How the levels that are neither walked nor jumped are ordered. On an NVIDIA H200 a dispatch
+// with the barrier before it costs several microseconds however few entities it holds (a 1M
+// forest's 11 levels evaluate in about twice a flat scene's time), which Fused was built to save;
+// measured there it is slower all the same (README, Performance: a 10M forest's full frame 2.34
+// against 1.93 ms, its 1% values frame 1.05 against 0.64 ms; a 1M forest 0.140 against 0.109
+// ms): the workgroups that wait at each level's start hold the GPU while the level above ends,
+// and their polls queue at the counter the level above raises. So Auto is Separate everywhere;
+// on lavapipe Fused is slower still (a waiting workgroup holds one of the CPU's threads).
 enum class LevelPasses : uint8_t {
-  Auto,      // Fused on a GPU, Separate on a CPU device (where a waiting workgroup holds a core)
+  Auto,      // Separate (measured best on an H200 and on lavapipe)
   Separate,  // one dispatch per wide level (narrow runs walked), a barrier between them
   // One dispatch for consecutive levels: each workgroup takes the next chunk of 256 entries in
   // level order from a counter and, before it evaluates them, waits until every chunk of the

@@ -311,11 +311,8 @@ struct Propagator::Impl {
     if (options.texel_reads != TexelReads::Auto) return options.texel_reads == TexelReads::Always;
     return s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   }
-  // Whether consecutive levels go into fused steps (LevelPasses, Auto resolved for this device).
-  bool fused_levels() const {
-    if (options.level_passes != LevelPasses::Auto) return options.level_passes == LevelPasses::Fused;
-    return s->properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-  }
+  // Whether consecutive levels go into fused steps (LevelPasses; Auto is Separate).
+  bool fused_levels() const { return options.level_passes == LevelPasses::Fused; }
   // The pass that walks runs of narrow levels.
   Pass narrow_pass() const {
     return narrow_walk() == NarrowWalk::SingleInvocation ? Pass::Serial : Pass::Narrow;

@@ -280,8 +280,8 @@ INSTANTIATE_TEST_SUITE_P(
                                {.narrow_walk = NarrowWalk::SingleInvocation,
                                 .subgroup_chains = false}},
                       Strategy{"GeneralShaders", {.specialize = false}},
-                      // Consecutive levels in one dispatch (a GPU's default, with jumping),
-                      // and a dispatch per level (what a GPU did before).
+                      // Consecutive levels in one dispatch (measured slower than a dispatch a
+                      // level on an H200, an option), and a GPU's default walks and passes.
                       Strategy{"FusedLevels", {.level_passes = LevelPasses::Fused}},
                       Strategy{"FusedLevelsPointerJumping",
                                {.narrow_walk = NarrowWalk::Jump,

@@ -200,8 +200,10 @@ TEST_F(GpuRandom, DeepRunsOfParallelChainsArePointerJumpedNotWalkedLevelByLevel)
       add_features(store, i, random_features(v), v);
       store.set_parent(i, i <= width ? 0 : i - width);
     }
-    Propagator gpu = make_propagator(
-        ctx(), {.narrow_walk = NarrowWalk::Jump, .max_buffer_bytes = buffer_max});
+    // Separate level passes, so that levels not jumped show as a dispatch each.
+    Propagator gpu = make_propagator(ctx(), {.narrow_walk = NarrowWalk::Jump,
+                                             .level_passes = LevelPasses::Separate,
+                                             .max_buffer_bytes = buffer_max});
     CpuReference cpu;
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
     EXPECT_EQ(gpu.last_frame().levels, depth + 1);
@@ -347,8 +349,12 @@ TEST_F(GpuRandom, PassesBeyondTheGroupCapRunAsRowsAndMatchTheReference) {
     PropagatorOptions options;
   };
   const Case cases[] = {
-      {"descriptors", {.max_groups_per_dimension = 3}},
-      {"device addresses", {.prefer_descriptors = false, .max_groups_per_dimension = 3}}};
+      // A dispatch per level (the fused pass's rows: FusedLevelsEvaluateAForest...).
+      {"descriptors",
+       {.level_passes = LevelPasses::Separate, .max_groups_per_dimension = 3}},
+      {"device addresses",
+       {.prefer_descriptors = false, .level_passes = LevelPasses::Separate,
+        .max_groups_per_dimension = 3}}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     EntityStore store;
