@@ -127,8 +127,11 @@ void Propagator::Impl::apply_growth(Growth&& g, bool keep_device, bool keep_stag
   ++buffers_generation;
 }
 
-Status Propagator::Impl::grow(Pieced& m, uint32_t needed, bool keep_device, bool keep_staging) {
-  const uint64_t wanted = std::max<uint64_t>(uint64_t(needed) + needed / 8, 64);
+Status Propagator::Impl::grow(Pieced& m, uint32_t needed, bool keep_device, bool keep_staging,
+                              Slack slack) {
+  const uint64_t wanted = slack == Slack::PerFrame
+                              ? std::max<uint64_t>(2 * uint64_t(needed), 4096)
+                              : std::max<uint64_t>(uint64_t(needed) + needed / 8, 64);
   auto g = prepare_growth(m, needed, static_cast<uint32_t>(std::min<uint64_t>(wanted, UINT32_MAX)));
   if (!g) return g.error();
   apply_growth(std::move(*g), keep_device, keep_staging);

@@ -191,7 +191,7 @@ Status Propagator::Impl::stage_order() {
   const uint32_t n = static_cast<uint32_t>(entries.size());
   dirty_order.clear();
   order_changes.clear();
-  if (full_upload || n > order_list.capacity || !order_list) {
+  if (full_upload || !order_list) {
     if (Status st = grow(order_list, std::max(n, 1u), false, false); !st) return st;
     if (n) {
       order_list.stage(0, entries.data(), n);
@@ -200,6 +200,11 @@ Status Propagator::Impl::stage_order() {
     stats.order_entries_uploaded += n;
     return ok_status();
   }
+  // Grown past its room (spawns, a relocated level): the GPU keeps what it holds (a replaced
+  // piece is copied over by the next record()) and this frame sends what was rewritten, as any
+  // other; sending the whole order again cost such a frame 4 MB of upload at 1M entities.
+  if (n > order_list.capacity)
+    if (Status st = grow(order_list, n, true, false); !st) return st;
   std::vector<Range> runs;
   for (auto [b, e] : order.rewritten()) {
     e = std::min(e, n);
@@ -250,8 +255,18 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
   // Room for the deltas of the frames to come (one in 64 slots), made and its pages brought in
   // with the full frame: the first frame that changed 10,000 of a million entities spent 0.5 ms
   // of its 0.7 on them.
-  if (Status st = grow(deltas, std::max(1024u, slots / 64), false, false); !st) return st;
+  if (Status st = grow(deltas, std::max(1024u, slots / 64), false, false, Slack::PerFrame); !st)
+    return st;
   for (const Buffer& piece : deltas.staging) std::memset(piece.mapped(), 0, piece.size());
+  // And for the level table with a structural frame's order changes (one in 64 slots) and a
+  // work list as long as work_list_max allows: each growth is two allocations, a millisecond or
+  // more on an NVIDIA GPU in the frame that needs it.
+  if (Status st = grow(levels, std::max(4096u, slots / 64), false, false, Slack::PerFrame); !st)
+    return st;
+  if (Status st = grow(work_list, std::min(options.work_list_max, std::max(slots, 1u)), false,
+                       false, Slack::PerFrame);
+      !st)
+    return st;
   stats.full_upload = true;
   stats.staged_entities = order.size();
   stats.moved_entities = order.size();
@@ -288,7 +303,7 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   // Each slot of changes.values gets one delta at most, of either kind.
   delta_count = 0;
   if (const size_t most = to_pack.size() + changes.values.size(); most != 0)
-    if (Status st = grow(deltas, uint32_t(most), false, false); !st) return st;
+    if (Status st = grow(deltas, uint32_t(most), false, false, Slack::PerFrame); !st) return st;
   // Plain value changes, most of a frame's: the values alone, from records that take_changes()
   // has just brought into cache, without the slot's bookkeeping here or in the order (two fewer
   // scattered lines a change), unless more of the entity depends on them.
@@ -396,7 +411,7 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
       firsts[l] = at;
       at += counts[l];
     }
-    if (Status st = grow(work_list, at, false, false); !st) return st;
+    if (Status st = grow(work_list, at, false, false, Slack::PerFrame); !st) return st;
     // Sorted on the host first: plan_steps reads it back by entry to find chains, and the mirror
     // takes it as one copy per piece.
     sorted_work.resize(at);
@@ -438,7 +453,7 @@ Status Propagator::Impl::plan_levels(const std::vector<uint32_t>& counts,
   if (Status st = plan_steps(counts, firsts, list, level_count + pairs, run_table); !st) return st;
   levels_used = level_count + pairs + static_cast<uint32_t>(run_table.size() / 2);
   if (levels_used) {
-    if (Status st = grow(levels, levels_used, false, false); !st) return st;
+    if (Status st = grow(levels, levels_used, false, false, Slack::PerFrame); !st) return st;
     std::vector<uint32_t> table(2 * size_t(level_count));
     for (uint32_t l = 0; l < level_count; ++l) {
       table[2 * l] = firsts[l];

@@ -336,8 +336,13 @@ struct Propagator::Impl {
   // Puts the pieces in use. A replaced piece's device contents are copied over by the next
   // record() when `keep_device`, its mirror's contents at once when `keep_staging`.
   void apply_growth(Growth&& g, bool keep_device, bool keep_staging);
-  // prepare_growth + apply_growth, with an eighth of slack (at least 64 elements).
-  Status grow(Pieced& m, uint32_t needed, bool keep_device, bool keep_staging);
+  // prepare_growth + apply_growth, with an eighth of slack (at least 64 elements); or, for the
+  // arrays whose size follows each frame's work (deltas, work list, level table), twice what is
+  // needed and at least 4,096: on an NVIDIA H200 each growth (a device and a host-visible
+  // allocation) put a millisecond or more into the structural frames that grew them by a few.
+  enum class Slack : uint8_t { Eighth, PerFrame };
+  Status grow(Pieced& m, uint32_t needed, bool keep_device, bool keep_staging,
+              Slack slack = Slack::Eighth);
   // Room for n slots in every per-slot array, all or nothing; what the GPU holds stays (a
   // replaced last piece is copied over by the next record(), new slots read as zeros).
   Status ensure_slot_capacity(uint32_t n);
