@@ -66,11 +66,10 @@ struct FrameRecord {
 // One scene's Propagator and the bench's command buffer and fence on the context's queue.
 class SceneRunner {
  public:
-  // warm_fills: fills of a 256 MiB device buffer recorded before each frame, outside its
-  // timestamps (BenchOptions::warm_gpu_fills).
+  // warm_ms: how long the GPU is kept busy with fills before each frame, outside its times
+  // (BenchOptions::warm_gpu_ms).
   static Result<SceneRunner> create(const VulkanContext& context,
-                                    const PropagatorOptions& options = {},
-                                    uint32_t warm_fills = 0);
+                                    const PropagatorOptions& options = {}, uint32_t warm_ms = 0);
   SceneRunner(SceneRunner&&) noexcept;
   SceneRunner& operator=(SceneRunner&&) noexcept;
   ~SceneRunner();

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     if (plan.kind == "spec") record.plan.structural = record.levels > 1;
     if (!options.json) print_text_scene(stdout, record);
 
-    Result<SceneRunner> runner = SceneRunner::create(*context, options.propagator, options.warm_gpu_fills);
+    Result<SceneRunner> runner = SceneRunner::create(*context, options.propagator, options.warm_gpu_ms);
     if (!runner) return fail(runner.error().message);
     EntityId next_id = next_free_id(store);
     for (FrameKind kind : frames_for(record.plan.structural)) {

@@ -15,7 +15,7 @@ const char* const kUsage =
     "                   [--device NAME|INDEX] [--narrow-walk WALK] [--level-passes P]\n"
     "                   [--addressing A]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
-    "                   [--output-layout 4x4|3x4] [--warm-gpu N] [--memory] [SPEC...]\n"
+    "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--memory] [SPEC...]\n"
     "       tprop_bench --help\n"
     "\n"
     "The scoreboard of tprop's GPU path. For every scene it runs a full first frame, a frame\n"
@@ -54,8 +54,9 @@ const char* const kUsage =
     "  --output-layout L  4x4 (default: a float4x4 LocalToWorld, 64 bytes an entity) or 3x4\n"
     "                  (its three affine rows, 48 bytes; PropagatorOptions::output_layout);\n"
     "                  GB/s counts the bytes written in that layout\n"
-    "  --warm-gpu N    before each frame, N fills of a 256 MiB buffer (not timed), so that\n"
-    "                  the frame runs at a busy GPU's clocks, not an idle one's (default 0)\n"
+    "  --warm-gpu MS   before each frame, keep the GPU busy with fills for MS milliseconds\n"
+    "                  (not in the frame's times), so that it runs at a busy GPU's clocks, not\n"
+    "                  an idle one's (default 0; 200 or more on a GPU that idled)\n"
     "  --memory        instead of frames, what one entity costs: the resident memory (RSS)\n"
     "                  that the store, a depth order and a Propagator with its first frame\n"
     "                  add, and the Propagator's device and staging buffers, counted\n"
@@ -161,12 +162,13 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
     } else if (a == "--warm-gpu") {
       auto v = value();
       if (!v) return v.error();
-      uint32_t fills = 0;
+      uint32_t ms = 0;
       const char* end = v->data() + v->size();
-      const auto [ptr, ec] = std::from_chars(v->data(), end, fills);
-      if (v->empty() || ec != std::errc() || ptr != end || fills > 1000)
-        return Error{"--warm-gpu must be a number of fills from 0 to 1000, not '" + *v + "'"};
-      o.warm_gpu_fills = fills;
+      const auto [ptr, ec] = std::from_chars(v->data(), end, ms);
+      if (v->empty() || ec != std::errc() || ptr != end || ms > 10000)
+        return Error{"--warm-gpu must be a number of milliseconds from 0 to 10000, not '" + *v +
+                     "'"};
+      o.warm_gpu_ms = ms;
     } else if (a == "--level-passes") {
       auto v = value();
       if (!v) return v.error();

@@ -24,10 +24,10 @@ struct BenchOptions {
   PropagatorOptions propagator;       // --narrow-walk, --addressing, --max-buffer-bytes,
                                       // --general-shaders, --no-subgroup-chains,
                                       // --output-layout
-  // --warm-gpu N: N fills of a 256 MiB buffer recorded before each frame (not timed), so that
-  // the frame runs at the clocks of a busy GPU (an idle one drops its clocks: on an H200 the
-  // frames after --validate's CPU reference ran up to 4 times slower at 1M entities).
-  uint32_t warm_gpu_fills = 0;
+  // --warm-gpu MS: the GPU kept busy with fills for MS milliseconds before each frame (not in
+  // its times), so that the frame runs at the clocks of a busy GPU (an idle one lowers them: on
+  // an H200 frames that followed the bench's CPU work ran up to 4 times slower at 1M entities).
+  uint32_t warm_gpu_ms = 0;
   bool validate = false;
   bool memory = false;                // --memory: what an entity costs, instead of frames
   bool json = false;

@@ -110,7 +110,7 @@ std::string json_report(const std::string& device, const BenchOptions& options,
   doc["validate"] = options.validate;
   doc["byte_model"] = kByteModel;
   doc["output_layout"] = output_layout_name(options.propagator.output_layout);
-  doc["warm_gpu_fills"] = options.warm_gpu_fills;
+  doc["warm_gpu_ms"] = options.warm_gpu_ms;
   doc["scenes"] = nlohmann::json::array();
   for (const SceneRecord& s : scenes) {
     nlohmann::json frames = nlohmann::json::array();
