@@ -121,16 +121,16 @@ struct SceneRunner::Impl {
     if (pool) vkDestroyCommandPool(context->device(), pool, nullptr);
   }
 
-  // Keeps the GPU busy with fills for warm_ms of host time and leaves the last batch running,
-  // so that the frame submitted next starts on a busy GPU's clocks: an idle GPU lowers them and
-  // raises them only after milliseconds of load (on an H200 a 1M chain evaluated in 3.05 ms
-  // after the bench's CPU work, 0.78 ms after seconds of GPU work). The queue runs submissions
-  // in order and the frame's first timestamp waits for all earlier commands, so the fills are
-  // outside the frame's GPU times; its host times do not include them either.
+  // Keeps the GPU busy with fills for warm_ms of host time, two batches in flight, and returns
+  // once the last has completed, so that the frame submitted next starts on a busy GPU's clocks
+  // (an idle GPU lowers them and raises them only after milliseconds of load: on an H200 a 1M
+  // chain evaluated in 3.05 ms after the bench's CPU work, 0.78 ms after seconds of GPU work).
+  // The GPU then idles only while the frame is recorded and submitted, and neither the frame's
+  // GPU times nor its host times include the fills.
   Status heat_up() {
     const auto t0 = std::chrono::steady_clock::now();
     for (int k = 0;; k ^= 1) {
-      if (heat_pending[k]) {  // submitted two batches ago: done or nearly
+      if (heat_pending[k]) {  // the batch before the other one: done or nearly
         if (VkResult r = vkWaitForFences(context->device(), 1, &heat_fence[k], VK_TRUE,
                                          UINT64_MAX);
             r != VK_SUCCESS)
@@ -139,7 +139,10 @@ struct SceneRunner::Impl {
           return vulkan_error("vkResetFences", r);
         heat_pending[k] = false;
       }
-      if (ms_since(t0) >= warm_ms) return ok_status();
+      if (ms_since(t0) >= warm_ms) {
+        if (heat_pending[k ^ 1]) continue;  // the other one's wait, then return
+        return ok_status();
+      }
       VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
       submit.commandBufferCount = 1;
       submit.pCommandBuffers = &heat[k];

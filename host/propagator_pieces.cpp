@@ -165,6 +165,9 @@ Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
 
 Status Propagator::Impl::make_mirrors(uint32_t n) {
   assert(n <= slot_capacity && "ensure_slot_capacity first: the mirrors follow the arrays' pieces");
+  // The last full upload's mirrors may still be on the reclaimer's thread: gone before new ones
+  // are made, so that two sets never hold host memory at once (6.4 GB each at 10^8 entities).
+  reclaimer.drain();
   const uint32_t pieces = n ? ((n - 1) >> slot_shift) + 1 : 0;
   std::vector<Buffer> made[kArrays];  // per array and piece; empty where the present one serves
   for (int a = 0; a < kArrays; ++a) {

@@ -220,13 +220,17 @@ void main() {
   uint j = s_step_level;
   if (j > 0u) {
     // One invocation polls the count (atomics: plain reads may be hoisted out of the loop), the
-    // others wait at the barrier; on a CPU device each polls itself (pass_features.h). Bounded
-    // only against a driver that breaks the in-order start, where a hang would lose the device:
-    // some 10^8 polls, far past any real wait.
+    // others wait at the barrier; on a CPU device each polls itself (pass_features.h). Without
+    // the Vulkan memory model barrier() orders shared memory only, so this leans on the buffer
+    // fences on both sides of it as GPUs implement them (the H200 matched the reference on every
+    // fused strategy; lavapipe did not, hence kPollEach there). Bounded only against a driver
+    // that breaks the in-order start, where a hang would lose the device: after some 10^8 polls
+    // the chunk goes on, and its results would be wrong.
     uint above = LEVELS(pc.first + j).x - LEVELS(pc.first + j - 1u).x;  // its chunks
     if (lane == 0u || kPollEach) {
       for (uint polls = 0u; atomicAdd(progress.v[j], 0u) < above && polls < 100000000u; ++polls) {
       }
+      memoryBarrierBuffer();  // the poller's acquire, before the barrier releases the others
     }
     barrier();
     memoryBarrierBuffer();
