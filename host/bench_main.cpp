@@ -66,7 +66,9 @@ int main(int argc, char** argv) {
     if (options.json) std::fputs(memory_json(device, records).c_str(), stdout);
     return kExitOk;
   }
-  if (!options.json) print_text_header(stdout, device, options.propagator.output_layout);
+  // The device's own copy rate, in this run: what the frames' GB/s are a share of.
+  const Result<CopyCeiling> ceiling = measure_copy_ceiling(*context);
+  if (!options.json) print_text_header(stdout, device, options.propagator.output_layout, ceiling);
 
   std::vector<SceneRecord> records;
   for (const PlannedScene& plan : plan_scenes(options)) {
@@ -99,6 +101,6 @@ int main(int argc, char** argv) {
     }
     records.push_back(std::move(record));
   }
-  if (options.json) std::fputs(json_report(device, options, records).c_str(), stdout);
+  if (options.json) std::fputs(json_report(device, options, ceiling, records).c_str(), stdout);
   return kExitOk;
 }

@@ -68,9 +68,19 @@ nlohmann::json frame_json(const FrameRecord& f) {
 
 }  // namespace
 
-void print_text_header(std::FILE* out, const std::string& device, OutputLayout layout) {
-  std::fprintf(out, "device      %s\noutput      LocalToWorld %s\nbyte model  %s\n", device.c_str(),
-               output_layout_name(layout), kByteModel);
+void print_text_header(std::FILE* out, const std::string& device, OutputLayout layout,
+                       const Result<CopyCeiling>& ceiling) {
+  std::fprintf(out, "device      %s\noutput      LocalToWorld %s\n", device.c_str(),
+               output_layout_name(layout));
+  if (ceiling) {
+    std::fprintf(out,
+                 "ceiling     %.1f GB/s: a device-local copy of %.0f MiB (read + written) in "
+                 "%.3f ms, this run\n",
+                 ceiling->gb_per_s, double(ceiling->bytes) / double(1 << 20), ceiling->ms);
+  } else {
+    std::fprintf(out, "ceiling     none: %s\n", ceiling.error().message.c_str());
+  }
+  std::fprintf(out, "byte model  %s\n", kByteModel);
 }
 
 void print_text_scene(std::FILE* out, const SceneRecord& scene) {
@@ -102,6 +112,7 @@ void print_text_frame(std::FILE* out, const FrameRecord& f) {
 }
 
 std::string json_report(const std::string& device, const BenchOptions& options,
+                        const Result<CopyCeiling>& ceiling,
                         const std::vector<SceneRecord>& scenes) {
   nlohmann::json doc;
   doc["tool"] = "tprop_bench";
@@ -111,6 +122,11 @@ std::string json_report(const std::string& device, const BenchOptions& options,
   doc["byte_model"] = kByteModel;
   doc["output_layout"] = output_layout_name(options.propagator.output_layout);
   doc["warm_gpu_ms"] = options.warm_gpu_ms;
+  doc["copy_ceiling"] =
+      ceiling ? nlohmann::json{{"gb_per_s", ceiling->gb_per_s},
+                               {"bytes", ceiling->bytes},
+                               {"ms", ceiling->ms}}
+              : nlohmann::json(nullptr);
   doc["scenes"] = nlohmann::json::array();
   for (const SceneRecord& s : scenes) {
     nlohmann::json frames = nlohmann::json::array();

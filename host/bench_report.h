@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_ceiling.h"
 #include "bench_frames.h"
 #include "bench_options.h"
 #include "bench_scenes.h"
@@ -21,8 +22,10 @@ struct SceneRecord {
   std::vector<FrameRecord> frames;
 };
 
-// The lines before the first scene: the device and the byte model.
-void print_text_header(std::FILE* out, const std::string& device, OutputLayout layout);
+// The lines before the first scene: the device, the copy ceiling (or why there is none) and the
+// byte model.
+void print_text_header(std::FILE* out, const std::string& device, OutputLayout layout,
+                       const Result<CopyCeiling>& ceiling);
 // The scene's line, then its table's header.
 void print_text_scene(std::FILE* out, const SceneRecord& scene);
 // One row of the table, as the frame finishes.
@@ -30,6 +33,7 @@ void print_text_frame(std::FILE* out, const FrameRecord& frame);
 
 // Every figure of the run as one JSON document.
 std::string json_report(const std::string& device, const BenchOptions& options,
+                        const Result<CopyCeiling>& ceiling,
                         const std::vector<SceneRecord>& scenes);
 
 }  // namespace tprop::bench

@@ -92,6 +92,14 @@ TEST(Bench, SmallValidatedRunCoversEverySceneAndFrameKind) {
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc.at("tool"), "tprop_bench");
   EXPECT_TRUE(doc.at("validate").get<bool>());
+  // The device's copy rate, measured in the same run (lavapipe has timestamps): a copy of its
+  // 32 MiB buffer, read and written, in the time it took.
+  const nlohmann::json& ceiling = doc.at("copy_ceiling");
+  ASSERT_TRUE(ceiling.is_object());
+  EXPECT_GT(ceiling.at("ms").get<double>(), 0.0);
+  EXPECT_NEAR(ceiling.at("gb_per_s").get<double>(),
+              2.0 * ceiling.at("bytes").get<double>() / (ceiling.at("ms").get<double>() * 1e6),
+              1e-6 * ceiling.at("gb_per_s").get<double>());
   const std::map<std::string, std::string> specs = {{"flat", "gen:flat:2000"},
                                                     {"forest4", "gen:forest:2000:4"},
                                                     {"forest32", "gen:forest:2000:32"},
@@ -199,6 +207,8 @@ TEST(Bench, TextReportNamesEveryFrameOfTheScene) {
   for (const std::string& frame : kStructuralFrames) EXPECT_CONTAINS(o.out, "  " + frame + " ");
   EXPECT_CONTAINS(o.out, "gpu/loop");
   EXPECT_CONTAINS(o.out, "byte model");
+  EXPECT_CONTAINS(o.out, "ceiling     ");
+  EXPECT_CONTAINS(o.out, "GB/s: a device-local copy of 32 MiB");
 }
 
 TEST(Bench, SpecsRunInsteadOfKindsWithStructuralFramesWhenDeep) {
