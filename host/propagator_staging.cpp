@@ -263,8 +263,9 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
   // more on an NVIDIA GPU in the frame that needs it.
   if (Status st = grow(levels, std::max(4096u, slots / 64), false, false, Slack::PerFrame); !st)
     return st;
-  if (Status st = grow(work_list, std::min(options.work_list_max, std::max(slots, 1u)), false,
-                       false, Slack::PerFrame);
+  // (At most 65,536 ahead: a work list allowed to hold the whole scene grows when it must.)
+  if (Status st = grow(work_list, std::min({options.work_list_max, std::max(slots, 1u), 65536u}),
+                       false, false, Slack::PerFrame);
       !st)
     return st;
   stats.full_upload = true;
@@ -484,8 +485,8 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   if (options.jump_run_max_entities)
     piece_max = std::min<uint64_t>(piece_max, options.jump_run_max_entities);
   piece_max = std::max<uint64_t>(piece_max, gpu::kNarrowLevelMax);
-  // A run of narrow levels [run_begin, run_end) too short to jump: walked by one workgroup,
-  // its chains and bundles by their own passes.
+  // Narrow levels [begin, end) not jumped: walked by one workgroup (or invocation), their chains
+  // and bundles by their own passes.
   auto walk_narrow = [&](uint32_t begin, uint32_t end) {
     auto walk = [&](uint32_t b, uint32_t e) {
       for (; b < e; b += gpu::kNarrowLevelsPerDispatch)
