@@ -190,6 +190,9 @@ inline constexpr uint32_t kJumpMinLevels = 64;
 // jumped while w * 150 B * log2(L) stays under what 14 us moves (about 30 MB): w up to about 10^4
 // for L = 10^4. Runs stay at most what one scratch buffer holds (max_buffer_bytes / 140).
 inline constexpr uint32_t kJumpLevelMax = 4096;
+// LevelPasses::Fused takes consecutive levels of at most this many entities (16 chunks of 256)
+// into one dispatch; wider levels keep a dispatch of their own.
+inline constexpr uint32_t kFusedLevelMax = 4096;
 inline constexpr uint32_t kChainMinLevels = 16;
 // The smallest PropagatorOptions::max_buffer_bytes: 256 slots of LocalToWorld in a piece, and
 // room for pointer jumping's scratch of the widest narrow level (64 entities of 140 bytes).
@@ -206,10 +209,11 @@ inline constexpr uint64_t kMinBufferBytes = 16384;
 enum class LevelPasses : uint8_t {
   Auto,      // Separate (measured best on an H200 and on lavapipe)
   Separate,  // one dispatch per wide level (narrow runs walked), a barrier between them
-  // One dispatch for consecutive levels: each workgroup takes the next chunk of 256 entries in
-  // level order from a counter and, before it evaluates them, waits until every chunk of the
-  // level above is done (counted in memory). Chunks are taken in order, so a chunk only waits
-  // for chunks that running workgroups hold: it cannot wait for one that never starts.
+  // One dispatch for consecutive levels of at most kFusedLevelMax entities: each workgroup takes
+  // the next chunk of 256 entries in level order from a counter and, before it evaluates them,
+  // waits until every chunk of the level above is done (counted in memory). Chunks are taken in
+  // order, so a chunk only waits for chunks that running workgroups hold: it cannot wait for one
+  // that never starts. (The H200's figures above fused every level, the widest included.)
   Fused,
 };
 
