@@ -252,8 +252,9 @@ struct Propagator::Impl {
   void note_features(uint32_t slot, const PackedEntity& e, bool attached,
                      const gpu::RareRecord* record);
   uint32_t scene_features() const;
-  // With LevelPasses::Fused: each sequence of wide and narrow-walk steps with at least two
-  // levels of entries becomes one fused step, its chunk table appended to run_table.
+  // With LevelPasses::Fused: each sequence of narrow-walk steps and wide steps of at most
+  // kFusedLevelMax entries, with at least two levels of entries, becomes one fused step, its
+  // chunk table appended to run_table.
   void fuse_levels(const std::vector<uint32_t>& counts, uint32_t table_base,
                    std::vector<uint32_t>& run_table);
   // The fused steps' counters: per fused step, 1 + its levels.
