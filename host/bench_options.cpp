@@ -13,7 +13,7 @@ namespace tprop::bench {
 const char* const kUsage =
     "usage: tprop_bench [--sizes LIST] [--scenes LIST] [--seed N] [--validate] [--json]\n"
     "                   [--device NAME|INDEX] [--narrow-walk WALK] [--level-passes P]\n"
-    "                   [--addressing A]\n"
+    "                   [--scan-runs S] [--addressing A]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
     "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--memory] [SPEC...]\n"
     "       tprop_bench --help\n"
@@ -44,6 +44,9 @@ const char* const kUsage =
     "  --level-passes P  the levels neither walked nor jumped: auto (default: separate),\n"
     "                  separate (a dispatch each) or fused (one dispatch, chunks taken in level\n"
     "                  order; PropagatorOptions::level_passes)\n"
+    "  --scan-runs S   deep runs of aligned levels (chains, parallel chains): auto (default:\n"
+    "                  where runs are jumped), always (scanned wherever the device allows) or\n"
+    "                  never (PropagatorOptions::scan_runs)\n"
     "  --addressing A  how the passes reach the arrays: auto (default: descriptors where every\n"
     "                  array fits one binding; on a CPU device the evaluate passes read what\n"
     "                  they never write through texel buffers where those fit), texels (those\n"
@@ -176,6 +179,13 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       else if (*v == "separate") o.propagator.level_passes = LevelPasses::Separate;
       else if (*v == "fused") o.propagator.level_passes = LevelPasses::Fused;
       else return Error{"--level-passes: '" + *v + "' is not auto, separate or fused"};
+    } else if (a == "--scan-runs") {
+      auto v = value();
+      if (!v) return v.error();
+      if (*v == "auto") o.propagator.scan_runs = ScanRuns::Auto;
+      else if (*v == "always") o.propagator.scan_runs = ScanRuns::Always;
+      else if (*v == "never") o.propagator.scan_runs = ScanRuns::Never;
+      else return Error{"--scan-runs: '" + *v + "' is not auto, always or never"};
     } else if (a == "--general-shaders") {
       o.propagator.specialize = false;
     } else if (a == "--no-subgroup-chains") {

@@ -109,9 +109,10 @@ Status Propagator::update(EntityStore& store) {
     st = m.choose_addressing();
     if (st) st = m.prepare_passes();  // the pipeline variants record() binds
     if (st) {
-      // The device-address passes, and pointer jumping always, find the pieces through the tables.
+      // The device-address passes, and pointer jumping and scans always, find the pieces
+      // through the tables.
       const bool jumps = std::any_of(m.steps.begin(), m.steps.end(), [](const Impl::Step& step) {
-        return step.kind == Impl::Step::Jump;
+        return step.kind == Impl::Step::Jump || step.kind == Impl::Step::Scan;
       });
       if (m.addressing == Addressing::DeviceAddress || jumps) st = m.build_piece_tables();
     }

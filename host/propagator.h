@@ -130,6 +130,7 @@ struct FrameStats {
   uint32_t order_entries_uploaded = 0;// depth-order entries sent to the GPU
   bool order_scattered = false;       // ... as (entry, slot) pairs, too scattered for copies
   uint32_t jump_runs = 0;             // deep runs of levels evaluated by pointer jumping
+  uint32_t scan_runs = 0;             // deep runs of aligned levels evaluated by a scan
   bool plan_reused = false;           // the passes' plan of the last whole-order frame served
                                       // again (the order did not change since)
   uint64_t upload_bytes = 0;          // bytes the recorded copies move
@@ -194,6 +195,26 @@ inline constexpr uint32_t kJumpLevelMax = 4096;
 // into one dispatch; wider levels keep a dispatch of their own.
 inline constexpr uint32_t kFusedLevelMax = 4096;
 inline constexpr uint32_t kChainMinLevels = 16;
+
+// Whether deep runs of aligned levels are evaluated by a scan (PropagatorOptions::scan_runs).
+// Aligned: consecutive levels of k entities each (1 <= k <= kJumpLevelMax), the one at position
+// p the child of the one at position p above: a chain (k = 1) or k parallel chains, as deep
+// hierarchies (skeletons' bone chains, a path of linked parts, a scene's deep runs) usually are.
+// Position p down the run is one path, its LocalToWorlds the prefix products of its own
+// matrices, computed as a reduce-then-scan (shaders/scan.comp) in three dispatches whatever the
+// depth: each entity read twice and written once, O(entities) work, against pointer jumping's
+// ceil(log2(levels)) rounds over its scratch. Products are reassociated as jumping's are (within
+// hierarchy/compare.h's tolerance, which tests check). The levels around such runs go as before
+// (NarrowWalk). Needs 17 KiB of workgroup shared memory (kScanSharedBytes); a device with less
+// never scans.
+enum class ScanRuns : uint8_t {
+  Auto,    // where runs are jumped (NarrowWalk::Jump: every device but a CPU one); on lavapipe
+           // the subgroup chain walk measured faster (README, Performance)
+  Always,  // wherever the device allows, whatever the narrow walk
+  Never,   // the narrow walk takes aligned runs too
+};
+// Runs of at least this many aligned levels are scanned.
+inline constexpr uint32_t kScanMinLevels = 64;
 // The smallest PropagatorOptions::max_buffer_bytes: 256 slots of LocalToWorld in a piece, and
 // room for pointer jumping's scratch of the widest narrow level (64 entities of 140 bytes).
 inline constexpr uint64_t kMinBufferBytes = 16384;
@@ -256,6 +277,7 @@ struct PropagatorOptions {
   uint32_t compact_per_frame = 512;
   NarrowWalk narrow_walk = NarrowWalk::Auto;
   LevelPasses level_passes = LevelPasses::Auto;
+  ScanRuns scan_runs = ScanRuns::Auto;
   // Pointer jumping takes a run of at most this many entities at once (its scratch, 140 bytes an
   // entity, is one buffer); a longer run goes in consecutive pieces. 0: as many as one buffer
   // (max_buffer_bytes) allows. Tests set it low to run pieces on small scenes.

@@ -81,6 +81,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   m.stats.dispatches = 0;
   m.stats.grid_rows = 0;
   m.stats.jump_runs = 0;
+  m.stats.scan_runs = 0;
   const uint32_t max_x = std::min(m.options.max_groups_per_dimension,
                                   s.properties.limits.maxComputeWorkGroupCount[0]);
   auto dispatch = [&](uint32_t groups) {
@@ -216,6 +217,28 @@ void Propagator::record(VkCommandBuffer cmd) {
       m.pipes.push(cmd, j);
       dispatch(groups);
       ++m.stats.jump_runs;
+      continue;
+    }
+    if (step.kind == Step::Scan) {
+      // Reduce, carry, write: each reads what the one before wrote (scan.comp).
+      auto sp = [&](Pass p) { return m.pipes.get(p, Addressing::DeviceAddress, step.features); };
+      gpu::ScenePush q = push;
+      q.deltas = m.jump.address();
+      q.first = step.first;
+      q.count = step.count;
+      q.aux = step.entities;
+      if (m.skip_unchanged) q.frame |= 0x80000000u;  // scan.comp: carry dirty bits
+      const uint32_t tiles = (step.count + gpu::kScanGroupSize - 1) / gpu::kScanGroupSize;
+      bind(sp(Pass::ScanReduce));
+      m.pipes.push(cmd, q);
+      dispatch(step.entities * tiles);
+      barrier(s, cmd, kComputeWrite, kComputeReadWrite);
+      bind(sp(Pass::ScanCarry));
+      dispatch(step.entities);
+      barrier(s, cmd, kComputeWrite, kComputeReadWrite);
+      bind(sp(Pass::ScanWrite));
+      dispatch(step.entities * tiles);
+      ++m.stats.scan_runs;
       continue;
     }
     if (step.kind == Step::Fused) {

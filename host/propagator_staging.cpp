@@ -485,6 +485,19 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   if (options.jump_run_max_entities)
     piece_max = std::min<uint64_t>(piece_max, options.jump_run_max_entities);
   piece_max = std::max<uint64_t>(piece_max, gpu::kNarrowLevelMax);
+  // Whether level e (> 0) is aligned with the level above: as many entities, the one at position p
+  // the child of the one at position p above (checked, not assumed: in a work list a one-entry
+  // level's entity may hang below an unlisted one, and a level's entries are in any order).
+  auto aligned = [&](uint32_t e) {
+    if (counts[e] != counts[e - 1]) return false;
+    for (uint32_t p = 0; p < counts[e]; ++p)
+      if (order.parent_of(list[firsts[e] + p]) != list[firsts[e - 1] + p]) return false;
+    return true;
+  };
+  // Scans over runs of aligned levels (ScanRuns): their scratch, tile aggregates and prefixes.
+  const bool scanning = scan_runs();
+  constexpr VkDeviceSize kScanBytes = 2 * (64 + 4);
+  VkDeviceSize scan_bytes = 0;
   // Narrow levels [begin, end) not jumped: walked by one workgroup (or invocation), their chains
   // and bundles by their own passes.
   auto walk_narrow = [&](uint32_t begin, uint32_t end) {
@@ -492,17 +505,9 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
       for (; b < e; b += gpu::kNarrowLevelsPerDispatch)
         steps.push_back({Step::Narrow, b, std::min(e - b, gpu::kNarrowLevelsPerDispatch), 0, b});
     };
-    // Chains and bundles: consecutive levels of k entities each (1 <= k <= kNarrowLevelMax),
-    // the one at position p the child of the one at position p above (checked, not assumed:
-    // in a work list a one-entry level's entity may hang below an unlisted one, and a level's
-    // entries are in any order). Each level is looked at a bounded number of times, each look
-    // costs k parent lookups. The first level finds its parents written by an earlier
-    // dispatch.
-    auto aligned = [&](uint32_t e) {
-      for (uint32_t p = 0; p < counts[e]; ++p)
-        if (order.parent_of(list[firsts[e] + p]) != list[firsts[e - 1] + p]) return false;
-      return true;
-    };
+    // Chains and bundles: consecutive aligned levels of k entities each (1 <= k <=
+    // kNarrowLevelMax). Each level is looked at a bounded number of times, each look costs k
+    // parent lookups. The first level finds its parents written by an earlier dispatch.
     uint32_t walked = begin;  // levels before it are planned
     for (uint32_t l = begin; l < end;) {
       const uint32_t k = counts[l];
@@ -522,15 +527,16 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
     }
     walk(walked, end);
   };
-  auto flush = [&] {
-    if (jumping && run_end - run_begin >= kJumpMinLevels) {
+  // Levels [begin, end) of a run: jumped when deep enough, else walked.
+  auto jump_or_walk = [&](uint32_t begin, uint32_t end) {
+    if (jumping && end - begin >= kJumpMinLevels) {
       // Pieces of whole levels; a piece's first level finds its parents final (the piece before
       // wrote them), exactly as the run's first level does.
-      for (uint32_t l = run_begin; l < run_end;) {
+      for (uint32_t l = begin; l < end;) {
         const uint32_t base = table_base + static_cast<uint32_t>(run_table.size() / 2);
         const uint32_t first_level = l;
         uint32_t entities = 0;
-        while (l < run_end && (l == first_level || entities + counts[l] <= piece_max)) {
+        while (l < end && (l == first_level || entities + counts[l] <= piece_max)) {
           run_table.push_back(entities);
           run_table.push_back(l);
           entities += counts[l++];
@@ -541,14 +547,90 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
     } else {
       // Too short to jump: a level wider than kNarrowLevelMax (a jump run gathers up to
       // run_width) is a dispatch of its own, the narrow ones between are walked.
-      uint32_t b = run_begin;
-      for (uint32_t l = run_begin; l < run_end; ++l) {
+      uint32_t b = begin;
+      for (uint32_t l = begin; l < end; ++l) {
         if (counts[l] <= gpu::kNarrowLevelMax) continue;
         walk_narrow(b, l);
         steps.push_back({Step::Wide, firsts[l], counts[l], 0, l});
         b = l + 1;
       }
-      walk_narrow(b, run_end);
+      walk_narrow(b, end);
+    }
+  };
+  // Aligned stretches of at least kScanMinLevels levels are scanned, what lies between them
+  // goes as before. Each level is looked at a bounded number of times.
+  auto scan_or_else = [&](uint32_t begin, uint32_t end) {
+    uint32_t done = begin;  // levels before it are planned
+    for (uint32_t l = begin; l < end;) {
+      const uint32_t k = counts[l];
+      uint32_t e = l + 1;
+      if (k >= 1)
+        while (e < end && counts[e] == k && aligned(e)) ++e;
+      // Its scratch in one buffer: pieces of whole tiles, each piece's first level finding its
+      // parents final (the piece before wrote them), as the stretch's first level does.
+      const uint64_t piece_tiles = max_buffer_bytes / (uint64_t(k) * kScanBytes);
+      if (k == 0 || e - l < kScanMinLevels || piece_tiles == 0) {
+        l = e;
+        continue;
+      }
+      jump_or_walk(done, l);
+      const uint64_t piece_levels = piece_tiles * gpu::kScanGroupSize;
+      for (uint32_t b = l; b < e;) {
+        const uint32_t piece = static_cast<uint32_t>(std::min<uint64_t>(e - b, piece_levels));
+        steps.push_back({Step::Scan, b, piece, k, b});
+        const uint64_t tiles = (piece + gpu::kScanGroupSize - 1) / gpu::kScanGroupSize;
+        scan_bytes = std::max<VkDeviceSize>(scan_bytes, tiles * k * kScanBytes);
+        b += piece;
+      }
+      done = l = e;
+    }
+    jump_or_walk(done, end);
+  };
+  // The dispatches the steps from `from` on record (propagator_record.cpp).
+  auto dispatches_from = [&](size_t from) {
+    uint64_t n = 0;
+    for (size_t i = from; i < steps.size(); ++i) {
+      uint32_t rounds = 0;
+      while (steps[i].kind == Step::Jump && (uint64_t(1) << rounds) < steps[i].count) ++rounds;
+      n += steps[i].kind == Step::Jump ? 3 + rounds : steps[i].kind == Step::Scan ? 3 : 1;
+    }
+    return n;
+  };
+  auto flush = [&] {
+    if (!scanning) {
+      jump_or_walk(run_begin, run_end);
+      run_begin = run_end = 0;
+      return;
+    }
+    // Scanned; beside pointer jumping, unless edits broke the run's alignment in so many places
+    // that the stretches and the levels between them take more dispatches than jumping the run
+    // would (a dispatch and its barrier cost microseconds however little they hold; a scan moves
+    // fewer bytes, so it wins ties).
+    const size_t mark = steps.size(), table_mark = run_table.size();
+    const uint32_t longest_before = longest_run;
+    const VkDeviceSize scan_bytes_before = scan_bytes;
+    scan_or_else(run_begin, run_end);
+    const uint64_t scanned = dispatches_from(mark);
+    if (!jumping || std::none_of(steps.begin() + mark, steps.end(),
+                                 [](const Step& st) { return st.kind == Step::Scan; }))
+      return void(run_begin = run_end = 0);
+    std::vector<Step> with_scans(steps.begin() + mark, steps.end());
+    std::vector<uint32_t> table_with_scans(run_table.begin() + table_mark, run_table.end());
+    const uint32_t longest_with_scans = longest_run;
+    const VkDeviceSize scan_bytes_with_scans = scan_bytes;
+    steps.resize(mark);
+    run_table.resize(table_mark);
+    longest_run = longest_before;
+    jump_or_walk(run_begin, run_end);
+    if (scanned <= dispatches_from(mark)) {
+      steps.resize(mark);
+      steps.insert(steps.end(), with_scans.begin(), with_scans.end());
+      run_table.resize(table_mark);
+      run_table.insert(run_table.end(), table_with_scans.begin(), table_with_scans.end());
+      longest_run = longest_with_scans;
+      scan_bytes = scan_bytes_with_scans;
+    } else {
+      scan_bytes = scan_bytes_before;
     }
     run_begin = run_end = 0;
   };
@@ -556,8 +638,8 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   // pointer jumping up to kJumpLevelMax (what one scratch buffer holds at least), so that
   // deep runs of parallel chains are jumped too, not dispatched level by level.
   const uint32_t run_width =
-      jumping ? static_cast<uint32_t>(std::min<uint64_t>(piece_max, kJumpLevelMax))
-              : gpu::kNarrowLevelMax;
+      jumping || scanning ? static_cast<uint32_t>(std::min<uint64_t>(piece_max, kJumpLevelMax))
+                          : gpu::kNarrowLevelMax;
   for (uint32_t l = 0; l < counts.size(); ++l) {
     if (counts[l] > run_width) {
       flush();
@@ -569,7 +651,8 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   }
   flush();
   if (fused_levels()) fuse_levels(counts, table_base, run_table);
-  const VkDeviceSize bytes = VkDeviceSize(longest_run) * kJumpBytes;
+  // Jumps and scans share the scratch (one step at a time).
+  const VkDeviceSize bytes = std::max(VkDeviceSize(longest_run) * kJumpBytes, scan_bytes);
   if (bytes > jump_bytes) {
     const VkDeviceSize size = std::min(bytes + bytes / 8, std::max(bytes, max_buffer_bytes));
     auto b = Buffer::create(*s, size, BufferKind::DeviceStorage, "tprop.jump");

@@ -50,13 +50,14 @@ struct Range {
 
 // One evaluation step: a wide level (one invocation per list entry), a run of narrow levels
 // walked by one workgroup (or invocation), a chain of one-entity levels walked by one subgroup,
-// a bundle of parallel chains walked by one invocation each, or a deep run of narrow levels by
-// pointer jumping.
+// a bundle of parallel chains walked by one invocation each, a deep run of narrow levels by
+// pointer jumping, or a deep run of aligned levels by a scan.
 struct Step {
-  enum Kind : uint8_t { Wide, Narrow, Jump, Chain, Bundle, Fused } kind;
-  uint32_t first, count;  // wide: list entries; narrow, chain, bundle: levels; jump: run table,
-                          // levels; fused: chunk table, its (non-empty) levels
-  uint32_t entities = 0;  // jump: the run's entities; bundle: entities per level; fused: chunks
+  enum Kind : uint8_t { Wide, Narrow, Jump, Chain, Bundle, Fused, Scan } kind;
+  uint32_t first, count;  // wide: list entries; narrow, chain, bundle, scan: levels; jump: run
+                          // table, levels; fused: chunk table, its (non-empty) levels
+  uint32_t entities = 0;  // jump: the run's entities; bundle, scan: entities per level; fused:
+                          // chunks
   uint32_t level = 0;     // the first level it evaluates
   uint32_t features = gpu::kFeatureAll;  // its pipeline variant (propagator_variants.cpp)
 };
@@ -164,7 +165,8 @@ struct Propagator::Impl {
   VkDeviceSize max_buffer_bytes = 0;  // the cap on every buffer's size (options or device)
   uint64_t buffers_generation = 0;  // bumped whenever a buffer a binding may name is replaced
   uint64_t described_generation[2] = {~uint64_t(0), ~uint64_t(0)};
-  Buffer jump;         // scratch of pointer jumping: 140 bytes per entity of the longest run
+  Buffer jump;         // scratch of pointer jumping (140 bytes per entity of the longest run) and
+                       // of the scans (136 bytes per tile of the largest)
   VkDeviceSize jump_bytes = 0;
   // The fused steps' counters (LevelPasses::Fused): per step, the next chunk to take and the
   // chunks done per level; zeroed by each record().
@@ -269,6 +271,13 @@ struct Propagator::Impl {
   // In a frame that skips the unchanged, each chain step starts at its first changed level
   // (chain clean prefixes are not walked; the pass recomputes everything it walks).
   void trim_chains();
+  // Whether deep runs of aligned levels are scanned (ScanRuns, Auto resolved for this device).
+  bool scan_runs() const {
+    if (options.scan_runs == ScanRuns::Never ||
+        s->properties.limits.maxComputeSharedMemorySize < gpu::kScanSharedBytes)
+      return false;
+    return options.scan_runs == ScanRuns::Always || narrow_walk() == NarrowWalk::Jump;
+  }
   // Whether chains and bundles of parallel chains go to their passes (plan_steps).
   bool chain_walk() const {
     return options.subgroup_chains && narrow_walk() == NarrowWalk::SingleInvocation &&

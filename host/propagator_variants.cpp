@@ -221,7 +221,8 @@ Status Propagator::Impl::prepare_passes() {
       // Roots keep their own matrix: a dispatch holding them and deeper levels tests the flag
       // (the chain and bundle passes start at a root from the identity instead). Roots alone
       // multiply nothing.
-      if (root && deeper && step.kind != Step::Chain && step.kind != Step::Bundle)
+      if (root && deeper && step.kind != Step::Chain && step.kind != Step::Bundle &&
+          step.kind != Step::Scan)
         f |= gpu::kFeatureFinalTest;
       if (!deeper) f &= ~gpu::kFeatureFinalTest;
     }
@@ -272,6 +273,10 @@ Status Propagator::Impl::prepare_passes() {
       case Step::Bundle: st = prepare(Pass::Bundle, addressing); break;
       case Step::Jump:
         for (Pass p : {Pass::JumpIndex, Pass::JumpInit, Pass::JumpRound, Pass::JumpWrite})
+          if (st = prepare(p, Addressing::DeviceAddress); !st) break;
+        break;
+      case Step::Scan:
+        for (Pass p : {Pass::ScanReduce, Pass::ScanCarry, Pass::ScanWrite})
           if (st = prepare(p, Addressing::DeviceAddress); !st) break;
         break;
     }

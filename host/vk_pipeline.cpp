@@ -37,6 +37,15 @@ const uint32_t kJumpRoundSpirv[] =
 const uint32_t kJumpWriteSpirv[] =
 #include "jump_write.spv.inc"
     ;
+const uint32_t kScanReduceSpirv[] =
+#include "scan_reduce.spv.inc"
+    ;
+const uint32_t kScanCarrySpirv[] =
+#include "scan_carry.spv.inc"
+    ;
+const uint32_t kScanWriteSpirv[] =
+#include "scan_write.spv.inc"
+    ;
 const uint32_t kScatterSpirv[] =
 #include "scatter.spv.inc"
     ;
@@ -120,6 +129,9 @@ const PassSource kSources[kPassCount][kAddressingCount] = {
     {TPROP_SPIRV(kPropagateFusedSpirv, "tprop.propagate_fused"),
      TPROP_SPIRV(kPropagateFusedDescSpirv, "tprop.propagate_fused_desc"),
      TPROP_SPIRV(kPropagateFusedTexelSpirv, "tprop.propagate_fused_texel")},
+    {TPROP_SPIRV(kScanReduceSpirv, "tprop.scan_reduce"), kNone, kNone},
+    {TPROP_SPIRV(kScanCarrySpirv, "tprop.scan_carry"), kNone, kNone},
+    {TPROP_SPIRV(kScanWriteSpirv, "tprop.scan_write"), kNone, kNone},
 };
 #undef TPROP_SPIRV
 
@@ -165,7 +177,11 @@ uint32_t ComputePipelines::relevant_features(Pass pass, uint32_t features) {
       return features & (kFeatureComposite | kFeatureUser | kFeatureStatic | kFeatureFinalTest |
                          kFeatureProjective | kFeatureAffineOutput);
     case Pass::JumpRound:
+    case Pass::ScanCarry:
       return features & kFeatureProjective;
+    case Pass::ScanReduce:
+    case Pass::ScanWrite:
+      return features & (kFeatureAll | kFeatureAffineOutput);
     case Pass::JumpWrite:
       return features & (kFeatureStatic | kFeatureProjective | kFeatureAffineOutput);
     case Pass::Scatter:

@@ -25,8 +25,8 @@ inline Addressing storage_addressing(Addressing a) {
   return a == Addressing::Texels ? Addressing::Descriptors : a;
 }
 
-// The passes (shaders/propagate.comp, scatter.comp, jump.comp). Pointer jumping exists by device
-// address only.
+// The passes (shaders/propagate.comp, scatter.comp, jump.comp, scan.comp). Pointer jumping and
+// the scans exist by device address only.
 enum class Pass : uint8_t {
   Wide,       // one invocation per entry of a level
   Narrow,     // a workgroup walks a run of narrow levels, a barrier between levels
@@ -39,8 +39,11 @@ enum class Pass : uint8_t {
   JumpRound,
   JumpWrite,
   Fused,      // workgroups take chunks of consecutive levels in order (LevelPasses::Fused)
+  ScanReduce, // the scan of aligned levels: each tile's product, the tiles' prefixes, the write
+  ScanCarry,
+  ScanWrite,
 };
-inline constexpr int kPassCount = 11;
+inline constexpr int kPassCount = 14;
 
 class ComputePipelines {
  public:

@@ -51,9 +51,14 @@ using mat4 = glm::mat4;
 #define TPROP_SCATTER_GROUP_SIZE 256
 #define TPROP_WIDE_GROUP_SIZE 256
 #define TPROP_NARROW_GROUP_SIZE 8
+#define TPROP_SCAN_GROUP_SIZE 256
 TPROP_CONST kScatterGroupSize = TPROP_SCATTER_GROUP_SIZE;
 TPROP_CONST kWideGroupSize = TPROP_WIDE_GROUP_SIZE;
 TPROP_CONST kNarrowGroupSize = TPROP_NARROW_GROUP_SIZE;
+// A scan's tile (scan.comp): this many consecutive levels of one position, one workgroup, whose
+// elements take 68 bytes each of shared memory (17 KiB; the host checks the device's limit).
+TPROP_CONST kScanGroupSize = TPROP_SCAN_GROUP_SIZE;
+TPROP_CONST kScanSharedBytes = TPROP_SCAN_GROUP_SIZE * 68u;
 // One narrow workgroup is one SIMD row of llvmpipe (8 lanes of 256 bits): measured on lavapipe, a
 // 100,000-deep chain propagates in 0.12 s with 8 invocations against 0.84 s with 64, since every
 // level costs a barrier among all of them. Each invocation takes up to 8 entities of a level.

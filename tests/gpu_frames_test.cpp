@@ -291,6 +291,15 @@ INSTANTIATE_TEST_SUITE_P(
                       Strategy{"SeparateLevelPassesPointerJumping",
                                {.narrow_walk = NarrowWalk::Jump,
                                 .level_passes = LevelPasses::Separate}},
+                      // Deep runs of aligned levels scanned (a GPU's default beside jumping),
+                      // or jumped like the rest.
+                      Strategy{"ScannedRunsPointerJumping",
+                               {.narrow_walk = NarrowWalk::Jump, .scan_runs = ScanRuns::Always}},
+                      Strategy{"PointerJumpingWithoutScans",
+                               {.narrow_walk = NarrowWalk::Jump, .scan_runs = ScanRuns::Never}},
+                      Strategy{"ScannedRunsSingleInvocation",
+                               {.narrow_walk = NarrowWalk::SingleInvocation,
+                                .scan_runs = ScanRuns::Always}},
                       // Levels left deeper than depths (despawned parents' children roots where
                       // they stand, re-parented subtrees kept in place): never compacted, a few
                       // entities a frame, and exact after every frame.
@@ -311,6 +320,9 @@ INSTANTIATE_TEST_SUITE_P(
                                 .max_buffer_bytes = kMinBufferBytes}},
                       Strategy{"TinyPiecesFusedLevels",
                                {.level_passes = LevelPasses::Fused,
+                                .max_buffer_bytes = kMinBufferBytes}},
+                      Strategy{"TinyPiecesScannedRuns",
+                               {.scan_runs = ScanRuns::Always,
                                 .max_buffer_bytes = kMinBufferBytes}}),
     [](const ::testing::TestParamInfo<Strategy>& param) { return param.param.name; });
 

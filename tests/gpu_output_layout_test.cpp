@@ -84,7 +84,7 @@ TEST_P(GpuAffineOutput, AffineOutputMatchesTheReferenceOnEveryStrategy) {
     CpuReference cpu;
     ASSERT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
     uint32_t chains = gpu.last_frame().chain_steps, bundles = gpu.last_frame().bundle_steps;
-    uint32_t jumps = gpu.last_frame().jump_runs;
+    uint32_t jumps = gpu.last_frame().jump_runs, scans = gpu.last_frame().scan_runs;
     for (int frame = 1; frame <= 6; ++frame) {
       for (int k = 0; k < 20; ++k) store.set_translation(v.below(next), v.vec(5));
       if (frame == 2)
@@ -95,11 +95,18 @@ TEST_P(GpuAffineOutput, AffineOutputMatchesTheReferenceOnEveryStrategy) {
       chains += gpu.last_frame().chain_steps;
       bundles += gpu.last_frame().bundle_steps;
       jumps += gpu.last_frame().jump_runs;
+      scans += gpu.last_frame().scan_runs;
     }
     // What ran: the walk this strategy asked for.
     const NarrowWalk walk = options.narrow_walk;
-    if (walk == NarrowWalk::Jump) {
+    if (options.scan_runs == ScanRuns::Always) {
+      EXPECT_GT(scans, 0u);
+    }
+    if (walk == NarrowWalk::Jump && options.scan_runs == ScanRuns::Never) {
       EXPECT_GT(jumps, 0u);
+    }
+    if (walk == NarrowWalk::Jump) {
+      EXPECT_GT(jumps + scans, 0u);
     }
     if (walk == NarrowWalk::SingleInvocation && options.subgroup_chains) {
       EXPECT_GT(chains, 0u);
@@ -116,6 +123,10 @@ INSTANTIATE_TEST_SUITE_P(
         Strategy{"DeviceAddresses", {.prefer_descriptors = false}},
         Strategy{"WorkgroupNarrowWalk", {.narrow_walk = NarrowWalk::Workgroup}},
         Strategy{"PointerJumping", {.narrow_walk = NarrowWalk::Jump}},
+        Strategy{"PointerJumpingWithoutScans",
+                 {.narrow_walk = NarrowWalk::Jump, .scan_runs = ScanRuns::Never}},
+        Strategy{"ScannedRunsSingleInvocation",
+                 {.narrow_walk = NarrowWalk::SingleInvocation, .scan_runs = ScanRuns::Always}},
         Strategy{"SingleInvocationWithChainsAndBundles",
                  {.narrow_walk = NarrowWalk::SingleInvocation}},
         Strategy{"SingleInvocationWithoutSubgroupChains",
@@ -131,6 +142,8 @@ INSTANTIATE_TEST_SUITE_P(
                  {.work_list_max = 0, .max_buffer_bytes = kMinBufferBytes}},
         Strategy{"TinyPiecesPointerJumping",
                  {.narrow_walk = NarrowWalk::Jump, .max_buffer_bytes = kMinBufferBytes}},
+        Strategy{"TinyPiecesScannedRuns",
+                 {.scan_runs = ScanRuns::Always, .max_buffer_bytes = kMinBufferBytes}},
         Strategy{"TinyPiecesSingleInvocation",
                  {.narrow_walk = NarrowWalk::SingleInvocation,
                   .max_buffer_bytes = kMinBufferBytes}}),

@@ -3,6 +3,7 @@
 // narrow-level batching (and llvmpipe's 65,535-iteration loop limit) must get right.
 #include "gpu_test_support.h"
 
+#include "../shaders/pass_features.h"
 #include "../shaders/scene_layout.h"
 
 namespace tprop::test {
@@ -80,17 +81,27 @@ TEST_F(GpuRandom, AMillionEntitiesOfEveryMixUpToDepth64) {
 TEST_F(GpuRandom, AHundredThousandDeepChainIsPropagatedToTheLastLevel) {
   const uint32_t n = 100'000;
   EntityStore store = unit_step_chain(n);
-  for (NarrowWalk walk :
-       {NarrowWalk::Workgroup, NarrowWalk::SingleInvocation, NarrowWalk::Jump}) {
-    SCOPED_TRACE(walk == NarrowWalk::Workgroup          ? "workgroup walk"
-                 : walk == NarrowWalk::SingleInvocation ? "single-invocation walk"
-                                                        : "pointer jumping");
+  struct Walk {
+    const char* what;
+    NarrowWalk walk;
+    ScanRuns scan;
+  };
+  for (const Walk w : {Walk{"workgroup walk", NarrowWalk::Workgroup, ScanRuns::Never},
+                       Walk{"single-invocation walk", NarrowWalk::SingleInvocation,
+                            ScanRuns::Never},
+                       Walk{"pointer jumping", NarrowWalk::Jump, ScanRuns::Never},
+                       Walk{"scan", NarrowWalk::Jump, ScanRuns::Always}}) {
+    SCOPED_TRACE(w.what);
     store.set_translation(0, float3(1, 0, 0));
-    Propagator gpu = make_propagator(ctx(), {.narrow_walk = walk});
+    Propagator gpu = make_propagator(ctx(), {.narrow_walk = w.walk, .scan_runs = w.scan});
     ASSERT_TRUE(gpu.run(store).ok());
-    // One dispatch per 4096 levels, not one per level.
+    // One dispatch per 4096 levels, not one per level; a scan's three whatever the depth.
     EXPECT_LE(gpu.last_frame().dispatches, 1 + (n + gpu::kNarrowLevelsPerDispatch - 1) /
                                                    gpu::kNarrowLevelsPerDispatch);
+    if (w.scan == ScanRuns::Always) {
+      EXPECT_EQ(gpu.last_frame().scan_runs, 1u);
+      EXPECT_EQ(gpu.last_frame().dispatches, 3u);
+    }
     auto world = gpu.read_back();
     ASSERT_TRUE(world.ok());
     ASSERT_EQ(world->size(), n);
@@ -150,6 +161,7 @@ TEST_F(GpuRandom, PointerJumpingMatchesTheReferenceOnDeepScenesOverFrames) {
     }
     Propagator gpu = make_propagator(ctx(), {.compact_per_frame = c.compact,
                                              .narrow_walk = NarrowWalk::Jump,
+                                             .scan_runs = ScanRuns::Never,
                                              .jump_run_max_entities = c.run_max,
                                              .max_buffer_bytes = c.buffer_max});
     CpuReference cpu;
@@ -203,6 +215,7 @@ TEST_F(GpuRandom, DeepRunsOfParallelChainsArePointerJumpedNotWalkedLevelByLevel)
     // Separate level passes, so that levels not jumped show as a dispatch each.
     Propagator gpu = make_propagator(ctx(), {.narrow_walk = NarrowWalk::Jump,
                                              .level_passes = LevelPasses::Separate,
+                                             .scan_runs = ScanRuns::Never,
                                              .max_buffer_bytes = buffer_max});
     CpuReference cpu;
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
@@ -230,6 +243,97 @@ TEST_F(GpuRandom, DeepRunsOfParallelChainsArePointerJumpedNotWalkedLevelByLevel)
       if (!buffer_max) {
         EXPECT_GE(gpu.last_frame().jump_runs, 1u) << what;
       }
+    }
+  }
+}
+
+// Deep runs of aligned levels (a chain; parallel chains, here 150 at each of 300 levels) are
+// scanned: three dispatches whatever the depth (scan.comp), the products reassociated by tiles.
+// On every component mix (user-written and frozen matrices stand at the root of what is below
+// them, mid-run), with non-affine matrices in the chain, over frames of values (the whole order
+// skipping the unchanged, and work lists), Statics, re-parents and despawns (which break the
+// alignment where they land: those levels go as before), and in scratch pieces of one tile of
+// 256 levels (16 KiB buffers: a piece's first level finds its parents final), it must match the
+// reference, and be what ran.
+TEST_F(GpuRandom, DeepRunsOfAlignedLevelsAreScannedInThreeDispatchesAndMatchTheReference) {
+  const uint32_t chain = 3000, width = 150, depth = 300;
+  struct Case {
+    const char* what;
+    PropagatorOptions options;
+  };
+  for (const Case& c :
+       {Case{"beside pointer jumping", {.narrow_walk = NarrowWalk::Jump,
+                                        .scan_runs = ScanRuns::Always}},
+        Case{"beside the single-invocation walk", {.narrow_walk = NarrowWalk::SingleInvocation,
+                                                   .scan_runs = ScanRuns::Always}},
+        Case{"work lists always", {.work_list_max = UINT32_MAX,
+                                   .narrow_walk = NarrowWalk::Jump,
+                                   .scan_runs = ScanRuns::Always}},
+        Case{"16 KiB buffers", {.narrow_walk = NarrowWalk::Jump,
+                                .scan_runs = ScanRuns::Always,
+                                .max_buffer_bytes = kMinBufferBytes}}}) {
+    SCOPED_TRACE(c.what);
+    EntityStore store;
+    ValueSource v(93);
+    // A chain under entity 0, then the parallel chains under its 100th link.
+    uint32_t n = 0;
+    store.create(n++);
+    for (uint32_t i = 0; i < chain; ++i, ++n) {
+      store.create(n);
+      add_features(store, n, random_features(v), v);
+      if (n % 97 == 5) {
+        store.remove(n, Component::Rotation);  // non-affine: the scan keeps 4-row matrices
+        store.set_matrix(n, MatrixComponent::CompositeRotation, v.projective());
+      }
+      store.set_parent(n, n - 1);
+    }
+    const uint32_t bundle_top = n;
+    for (uint32_t i = 0; i < width * depth; ++i, ++n) {
+      store.create(n);
+      add_features(store, n, random_features(v), v);
+      store.set_parent(n, i < width ? 100 : n - width);
+    }
+    Propagator gpu = make_propagator(ctx(), c.options);
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+    EXPECT_TRUE(gpu.last_frame().pass_features & gpu::kFeatureProjective);
+    if (c.options.max_buffer_bytes) {
+      // 16 KiB of scratch: the chain in pieces of 120 tiles, the bundle (150 * 136 bytes a
+      // tile) too wide to scan.
+      EXPECT_GE(gpu.last_frame().scan_runs, 1u);
+    } else {
+      // The chain above the bundle, the chain beside it, the bundle.
+      EXPECT_EQ(gpu.last_frame().scan_runs, 3u);
+      EXPECT_EQ(gpu.last_frame().jump_runs, 0u);
+      EXPECT_LE(gpu.last_frame().dispatches, 3u * 3u + 2u);
+    }
+    uint32_t skipping_scans = 0, work_list_scans = 0;
+    for (int frame = 0; frame < 6; ++frame) {
+      // Values near the bottom of the chain (a short subtree: a work list when allowed) and
+      // anywhere.
+      store.set_translation(1 + chain - 1 - v.below(200), v.vec(5));
+      if (frame % 2 == 0)
+        for (uint32_t k = 0; k < 100; ++k) store.set_rotation(1 + v.below(n - 1), v.unit_quat());
+      if (frame == 2)
+        for (uint32_t k = 0; k < 30; ++k) store.add(1 + v.below(n - 1), Component::Static);
+      if (frame == 3) {
+        // Re-parent within the bundle's depth (a level's entity under one a level up), despawn.
+        for (uint32_t k = 0; k < 10; ++k) {
+          const uint32_t e = bundle_top + width + v.below(width * (depth - 1));
+          store.set_parent(e, e - width - v.below(std::min<uint32_t>(e - width - bundle_top, width)));
+        }
+        for (uint32_t k = 0; k < 5; ++k) store.destroy(1 + v.below(n - 1));
+      }
+      const std::string what = "frame " + std::to_string(frame);
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+      const FrameStats& f = gpu.last_frame();
+      skipping_scans += f.skip_unchanged && f.scan_runs > 0;
+      work_list_scans += !f.full_pass && f.scan_runs > 0;
+    }
+    if (c.options.work_list_max == UINT32_MAX) {
+      EXPECT_GE(work_list_scans, 1u) << "a work list's chain scanned";
+    } else {
+      EXPECT_GE(skipping_scans, 1u) << "runs scanned with dirty bits, clean entities left alone";
     }
   }
 }

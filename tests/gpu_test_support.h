@@ -178,6 +178,16 @@ class ValueSource {
   float4x4 affine() {
     return translation_matrix(vec(5)) * rotation_matrix(unit_quat()) * scale_matrix(scale3());
   }
+  // A matrix with a last row other than (0, 0, 0, 1), kept near the identity so that products
+  // through the hierarchy stay well scaled.
+  float4x4 projective() {
+    float4x4 m = affine();
+    m[0][3] = uniform(-0.05f, 0.05f);
+    m[1][3] = uniform(-0.05f, 0.05f);
+    m[2][3] = uniform(-0.05f, 0.05f);
+    m[3][3] = uniform(0.9f, 1.1f);
+    return m;
+  }
 
  private:
   std::mt19937_64 rng_;

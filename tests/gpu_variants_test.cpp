@@ -21,17 +21,6 @@ using namespace gpu;  // kFeature*
 constexpr uint32_t kRuleBits =
     kFeatureComposite | kFeatureUser | kFeatureStatic | kFeatureProjective;
 
-// A matrix with a last row other than (0, 0, 0, 1), kept near the identity so that products
-// through the hierarchy stay well scaled.
-float4x4 projective(ValueSource& v) {
-  float4x4 m = v.affine();
-  m[0][3] = v.uniform(-0.05f, 0.05f);
-  m[1][3] = v.uniform(-0.05f, 0.05f);
-  m[2][3] = v.uniform(-0.05f, 0.05f);
-  m[3][3] = v.uniform(0.9f, 1.1f);
-  return m;
-}
-
 // Four wide levels (more than kNarrowLevelMax entities each) of plain T * R * S entities: every
 // level is a dispatch of its own, level 0 of roots only.
 void build_plain_forest(EntityStore& store, ValueSource& v) {
@@ -111,7 +100,7 @@ TEST_F(GpuVariants, EachRuleAnEntityNeedsSelectsTheVariantWithIt) {
        [](EntityStore& s, ValueSource& v) {
          // Without a Rotation the user-written CompositeRotation is kept (NOTES.md).
          s.remove(kLevel1 + 4, Component::Rotation);
-         s.set_matrix(kLevel1 + 4, MatrixComponent::CompositeRotation, projective(v));
+         s.set_matrix(kLevel1 + 4, MatrixComponent::CompositeRotation, v.projective());
        },
        kFeatureComposite | kFeatureProjective},
   };
@@ -163,7 +152,7 @@ TEST_F(GpuVariants, AFrameWhoseSceneGainsARuleSwitchesVariant) {
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "loses it"), 1.0);
     EXPECT_EQ(gpu.last_frame().pass_features & kRuleBits, 0u);
 
-    store.set_matrix(e, MatrixComponent::ParentScaleInverse, projective(v));
+    store.set_matrix(e, MatrixComponent::ParentScaleInverse, v.projective());
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "gains a non-affine PSI"), 1.0);
     EXPECT_EQ(gpu.last_frame().pass_features & kRuleBits, kFeatureComposite | kFeatureProjective);
     store.remove(e, Component::ParentScaleInverse);
@@ -196,7 +185,7 @@ TEST_F(GpuVariants, AStaticFrozenUnderANonAffineMatrixKeepsItsFourthRow) {
   const EntityId parent = kLevel1 + 2, frozen = 400 + 2;  // 402 is at level 2, below 102
   ASSERT_EQ(store.parent(frozen), std::optional<EntityId>(parent));
   store.remove(parent, Component::Rotation);  // so that the user-written matrix is kept
-  store.set_matrix(parent, MatrixComponent::CompositeRotation, projective(v));
+  store.set_matrix(parent, MatrixComponent::CompositeRotation, v.projective());
   store.add(frozen, Component::Static);
   Propagator gpu = make_propagator(ctx());
   CpuReference cpu;
@@ -216,7 +205,7 @@ TEST_F(GpuVariants, GeneralAndSpecializedShadersMatchTheReference) {
     EntityStore store;
     ValueSource v(5);
     build_random_scene(store, 20000, 64, v);
-    for (EntityId e = 0; e < 20000; e += 97) store.set_matrix(e, MatrixComponent::LocalToParent, projective(v));
+    for (EntityId e = 0; e < 20000; e += 97) store.set_matrix(e, MatrixComponent::LocalToParent, v.projective());
     Propagator gpu = make_propagator(ctx(), {.specialize = specialize});
     CpuReference cpu;
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
@@ -245,7 +234,7 @@ TEST_F(GpuVariants, ChainsOfEveryComponentMixMatchTheReferenceOverFrames) {
       for (EntityId e = 0; e < n; ++e) {
         store.create(e);
         add_features(store, e, random_features(v), v);
-        if (e % 211 == 17) store.set_matrix(e, MatrixComponent::LocalToParent, projective(v));
+        if (e % 211 == 17) store.set_matrix(e, MatrixComponent::LocalToParent, v.projective());
         if (e > 0) store.set_parent(e, e - 1);
       }
       Propagator gpu = make_propagator(ctx(), {.work_list_max = work_list_max,
@@ -292,7 +281,7 @@ TEST_F(GpuVariants, BundlesOfParallelChainsMatchTheReferenceOverFrames) {
           const EntityId e = 1 + j * k + c;
           store.create(e);
           add_features(store, e, random_features(v), v);
-          if (e % 97 == 5) store.set_matrix(e, MatrixComponent::LocalToParent, projective(v));
+          if (e % 97 == 5) store.set_matrix(e, MatrixComponent::LocalToParent, v.projective());
           store.set_parent(e, j == 0 ? 0 : e - k);
         }
       Propagator gpu = make_propagator(ctx(), {.work_list_max = work_list_max,
@@ -334,7 +323,7 @@ TEST_F(GpuVariants, EveryWalkKeepsTheFourthRowOfNonAffineMatricesInDeepRuns) {
       add_features(store, i, random_features(v), v);
       if (i % 50 == 7) {
         store.remove(i, Component::Rotation);  // the user-written CompositeRotation is kept
-        store.set_matrix(i, MatrixComponent::CompositeRotation, projective(v));
+        store.set_matrix(i, MatrixComponent::CompositeRotation, v.projective());
       }
       if (i == 0 || v.below(100) < 2) continue;
       store.set_parent(i, i - 1 - v.below(std::min<uint32_t>(i, 3)));
@@ -419,7 +408,7 @@ TEST_F(GpuVariants, ChainsAndBundlesMatchTheReferenceWithEveryArrayInPieces) {
       for (EntityId e = 0; e < chain; ++e) {
         store.create(e);
         add_features(store, e, random_features(v), v);
-        if (e % 389 == 11) store.set_matrix(e, MatrixComponent::LocalToParent, projective(v));
+        if (e % 389 == 11) store.set_matrix(e, MatrixComponent::LocalToParent, v.projective());
         if (e > 0) store.set_parent(e, e - 1);
       }
       // A bundle of k chains below one root; link j of chain c is bundle + 1 + j * k + c.
