@@ -36,6 +36,8 @@ void read_frame_figures(const Propagator& gpu, FrameRecord& r) {
   r.compacted_entities = fs.compacted_entities;
   r.upload_bytes = fs.upload_bytes;
   r.dispatches = fs.dispatches;
+  r.jump_runs = fs.jump_runs;
+  r.scan_runs = fs.scan_runs;
   const Result<StageTimes> times = gpu.stage_times();
   if (!times) {
     r.gpu_times_error = times.error().message;

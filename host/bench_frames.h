@@ -47,6 +47,8 @@ struct FrameRecord {
   uint32_t compacted_entities = 0;  // and those compaction moved up toward their depth
   uint64_t upload_bytes = 0;
   uint32_t dispatches = 0;
+  uint32_t jump_runs = 0;  // deep runs pointer-jumped (FrameStats)
+  uint32_t scan_runs = 0;  // deep runs of aligned levels scanned
   std::vector<GpuStage> gpu_stages;    // empty when the device gives no timestamps
   std::optional<double> gpu_total_ms;  // the sum of the stages
   std::string gpu_times_error;         // why there are no stage times

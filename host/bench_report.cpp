@@ -56,6 +56,8 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"frame_wall_ms", f.frame_wall_ms},
           {"upload_bytes", f.upload_bytes},
           {"dispatches", f.dispatches},
+          {"jump_runs", f.jump_runs},
+          {"scan_runs", f.scan_runs},
           {"gpu_time_ms", gpu},
           {"gpu_times_error", f.gpu_times_error.empty() ? nlohmann::json(nullptr)
                                                         : nlohmann::json(f.gpu_times_error)},

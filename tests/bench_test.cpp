@@ -61,6 +61,7 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--warm-gpu lots", "--warm-gpu must be a number of milliseconds from 0 to 10000, not 'lots'"},
       {"--warm-gpu 10001", "not '10001'"},
       {"--level-passes nope", "'nope' is not auto, separate or fused"},
+      {"--scan-runs nope", "'nope' is not auto, always or never"},
   };
   for (const auto& [args, message] : cases) {
     const Outcome o = run_bench(args);
@@ -197,6 +198,31 @@ TEST(Bench, WarmUpFillsBeforeEachFrameLeaveTheResultsAlone) {
     EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
   }
   EXPECT_EQ(bench_json("--sizes 2k --scenes flat").at("warm_gpu_ms"), 0);
+}
+
+// --scan-runs: the chain and the mixed scene's parallel chains scanned, or not, and every frame
+// still validates.
+TEST(Bench, ScanRunsAreWhatTheCommandLineAsksFor) {
+  REQUIRE_DEVICE_OR_SKIP();
+  for (const std::string scan : {"always", "never"}) {
+    SCOPED_TRACE(scan);
+    const nlohmann::json doc =
+        bench_json("--sizes 2k --scenes chain,mixed --validate --scan-runs " + scan);
+    ASSERT_EQ(doc.at("scenes").size(), 2u);
+    for (const auto& scene : doc.at("scenes")) {
+      SCOPED_TRACE(scene.at("kind").get<std::string>());
+      const nlohmann::json& full = scene.at("frames")[0];
+      if (scan == "always") {
+        EXPECT_GE(full.at("scan_runs").get<int>(), 1);
+      } else {
+        EXPECT_EQ(full.at("scan_runs").get<int>(), 0);
+      }
+      for (const auto& f : scene.at("frames")) {
+        SCOPED_TRACE(f.at("frame").get<std::string>());
+        EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
+      }
+    }
+  }
 }
 
 TEST(Bench, TextReportNamesEveryFrameOfTheScene) {
