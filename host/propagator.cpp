@@ -1,7 +1,7 @@
 // The Propagator's lifetime and frame logic: create, update (the depth order updated where the
 // hierarchy changed, everything or only what changed packed) and the output. The work itself
-// lives by concept beside it: propagator_staging.cpp, propagator_bindings.cpp,
-// propagator_record.cpp (see propagator_state.h).
+// lives by concept beside it: propagator_staging.cpp, propagator_plan.cpp,
+// propagator_bindings.cpp, propagator_record.cpp (see propagator_state.h).
 #include "propagator_state.h"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 // Private to host/: the state behind a Propagator, shared by the files that implement it by
 // concept: propagator.cpp (create, update, output), propagator_staging.cpp (packing entities and
-// the depth order into the staging mirrors, only what changed, and the frame's work list),
+// the depth order into the staging mirrors, only what changed), propagator_plan.cpp (the frame's
+// work list, level table and evaluation steps),
 // propagator_pieces.cpp (arrays in pieces, each its own buffer, and their growth),
 // propagator_bindings.cpp (descriptors, or device addresses through piece tables, for the
 // passes), propagator_variants.cpp (which specialized pipeline each evaluate step runs, and the
@@ -370,7 +371,7 @@ struct Propagator::Impl {
   // Zeros elements [first, end) on the device (4-byte multiples), split at piece boundaries.
   void fill_zero(VkCommandBuffer c, const Pieced& m, uint32_t first, uint32_t end);
 
-  // propagator_staging.cpp: the staging mirrors, the order and the work list.
+  // propagator_staging.cpp: the staging mirrors and the order.
   Result<uint32_t> allocate_rare();
   Result<uint32_t> static_index_for(uint32_t slot);
   void release_static(uint32_t slot);
@@ -380,6 +381,8 @@ struct Propagator::Impl {
   Status full_pack(const EntityStore& store);
   Status incremental_pack(const EntityStore& store, const StoreChanges& changes);
   Status stage_order();
+
+  // propagator_plan.cpp: what the passes evaluate.
   // Chooses the list the passes follow (the order, or the subtrees below `seeds`), stages its
   // level table and plans the dispatches.
   Status plan_work(const std::vector<uint32_t>& seeds, bool everything);
@@ -389,7 +392,8 @@ struct Propagator::Impl {
                         std::vector<uint32_t>& work);
   // The dispatches over levels of `counts` entities starting at list entries `firsts`; deep
   // runs of narrow levels, with NarrowWalk::Jump, get their run table in `run_table` ((first run
-  // index, level) pairs, each run's table at the index its step names, plus `table_base`).
+  // index, level) pairs, each run's table at the index its step names, plus `table_base`);
+  // deep runs of aligned levels are scanned where scan_runs() (they need no table).
   // `list`: the slots the passes follow (by list entry), to find chains of levels.
   // The steps and the levels buffer of this frame's counts and firsts by level.
   Status plan_levels(const std::vector<uint32_t>& counts, const std::vector<uint32_t>& firsts,
