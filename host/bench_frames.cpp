@@ -5,6 +5,8 @@
 #include <iterator>
 #include <sstream>
 
+#include <sys/resource.h>
+
 #include "bench_baseline.h"
 #include "compare.h"
 #include "depth_order.h"
@@ -17,6 +19,13 @@ namespace {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Minor and major page faults of the calling thread so far.
+uint64_t thread_page_faults() {
+  rusage u{};
+  if (getrusage(RUSAGE_THREAD, &u) != 0) return 0;
+  return uint64_t(u.ru_minflt) + uint64_t(u.ru_majflt);
 }
 
 Error vulkan_error(const char* what, VkResult r) {
@@ -239,9 +248,11 @@ Result<FrameRecord> SceneRunner::run_frame(FrameKind kind, EntityStore& store, u
   r.kind = kind;
   r.edit = apply_edit(kind, store, seed, next_id);
 
+  const uint64_t faults_before = thread_page_faults();
   const auto frame_start = std::chrono::steady_clock::now();
   if (Status st = m.gpu->update(store); !st) return st.error();
   r.host_update_ms = ms_since(frame_start);
+  r.update_page_faults = thread_page_faults() - faults_before;
   if (m.warm_ms)
     if (Status st = m.heat_up(); !st) return st.error();
   const auto submit_start = std::chrono::steady_clock::now();

@@ -55,6 +55,9 @@ struct FrameRecord {
   // Host wall times.
   double host_update_ms = 0;  // Propagator::update
   double frame_wall_ms = 0;   // update + record + submit + wait
+  // Page faults the update took on its thread (a fault costs far more on some virtual machines
+  // than on others: a reason the same frame's host time differs between hosts).
+  uint64_t update_page_faults = 0;
   // The byte model (bench_baseline.h) and the single-thread loop on the same scene.
   uint64_t model_bytes = 0;
   double loop_ms = 0;
