@@ -185,26 +185,34 @@ void Propagator::record(VkCommandBuffer cmd) {
       s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
       bound = p;
     };
+    // Pointer jumping and the scans: by device address, in the variant update() prepared for
+    // this step, with their scratch at pc.deltas and, in a frame that skips the unchanged, the
+    // frame number's top bit set (they carry dirty bits).
+    auto by_address = [&](Pass p) {
+      return m.pipes.get(p, Addressing::DeviceAddress, step.features);
+    };
+    auto scratch_push = [&](uint32_t count, uint32_t aux) {
+      gpu::ScenePush q = push;
+      q.deltas = m.jump.address();
+      q.first = step.first;
+      q.count = count;
+      q.aux = aux;
+      if (m.skip_unchanged) q.frame |= 0x80000000u;
+      return q;
+    };
     if (step.kind == Step::Jump) {
       // Index, init, ceil(log2(levels)) rounds, write: each reads what the one before wrote.
-      // Each dispatch in the variant update() prepared for this step.
-      auto jp = [&](Pass p) { return m.pipes.get(p, Addressing::DeviceAddress, step.features); };
-      gpu::ScenePush j = push;
-      j.deltas = m.jump.address();
-      j.first = step.first;
-      j.count = step.entities;
-      j.aux = step.count;
-      if (m.skip_unchanged) j.frame |= 0x80000000u;  // jump.comp: carry dirty bits
+      gpu::ScenePush j = scratch_push(step.entities, step.count);
       const uint32_t groups = (step.entities + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize;
-      bind(jp(Pass::JumpIndex));
+      bind(by_address(Pass::JumpIndex));
       m.pipes.push(cmd, j);
       dispatch(groups);
       barrier(s, cmd, kComputeWrite, kComputeReadWrite);
-      bind(jp(Pass::JumpInit));
+      bind(by_address(Pass::JumpInit));
       dispatch(groups);
       uint32_t rounds = 0;
       while ((uint64_t(1) << rounds) < step.count) ++rounds;
-      bind(jp(Pass::JumpRound));
+      bind(by_address(Pass::JumpRound));
       for (uint32_t r = 0; r < rounds; ++r) {
         barrier(s, cmd, kComputeWrite, kComputeReadWrite);
         j.aux = r & 1u;
@@ -212,7 +220,7 @@ void Propagator::record(VkCommandBuffer cmd) {
         dispatch(groups);
       }
       barrier(s, cmd, kComputeWrite, kComputeReadWrite);
-      bind(jp(Pass::JumpWrite));
+      bind(by_address(Pass::JumpWrite));
       j.aux = rounds & 1u;
       m.pipes.push(cmd, j);
       dispatch(groups);
@@ -221,22 +229,16 @@ void Propagator::record(VkCommandBuffer cmd) {
     }
     if (step.kind == Step::Scan) {
       // Reduce, carry, write: each reads what the one before wrote (scan.comp).
-      auto sp = [&](Pass p) { return m.pipes.get(p, Addressing::DeviceAddress, step.features); };
-      gpu::ScenePush q = push;
-      q.deltas = m.jump.address();
-      q.first = step.first;
-      q.count = step.count;
-      q.aux = step.entities;
-      if (m.skip_unchanged) q.frame |= 0x80000000u;  // scan.comp: carry dirty bits
+      const gpu::ScenePush q = scratch_push(step.count, step.entities);
       const uint32_t tiles = (step.count + gpu::kScanGroupSize - 1) / gpu::kScanGroupSize;
-      bind(sp(Pass::ScanReduce));
+      bind(by_address(Pass::ScanReduce));
       m.pipes.push(cmd, q);
       dispatch(step.entities * tiles);
       barrier(s, cmd, kComputeWrite, kComputeReadWrite);
-      bind(sp(Pass::ScanCarry));
+      bind(by_address(Pass::ScanCarry));
       dispatch(step.entities);
       barrier(s, cmd, kComputeWrite, kComputeReadWrite);
-      bind(sp(Pass::ScanWrite));
+      bind(by_address(Pass::ScanWrite));
       dispatch(step.entities * tiles);
       ++m.stats.scan_runs;
       continue;
