@@ -284,6 +284,11 @@ struct PropagatorOptions {
   // entity, is one buffer); a longer run goes in consecutive pieces. 0: as many as one buffer
   // (max_buffer_bytes) allows. Tests set it low to run pieces on small scenes.
   uint32_t jump_run_max_entities = 0;
+  // A scan takes at most this many tiles of a run's levels at once (a tile: 256 levels of a
+  // chain, fewer of a wider run; scene_layout.h); a longer run goes in consecutive pieces, as
+  // when its scratch (136 bytes a tile and position) would pass max_buffer_bytes. 0: as many as
+  // one buffer allows. Tests set it low to run pieces on small scenes.
+  uint32_t scan_tiles_max = 0;
   // The most bytes of one buffer: every array larger than this is split into pieces of a
   // power-of-two number of elements, each its own buffer (the per-slot arrays all at the slots
   // where LocalToWorld splits). 0: the device's limit (maxMemoryAllocationSize, and

@@ -228,18 +228,21 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
         while (e < end && counts[e] == k && aligned(e)) ++e;
       // Its scratch in one buffer: pieces of whole tiles, each piece's first level finding its
       // parents final (the piece before wrote them), as the stretch's first level does.
-      const uint64_t piece_tiles = max_buffer_bytes / (uint64_t(k) * kScanBytes);
+      const uint64_t piece_tiles =
+          k ? std::min<uint64_t>(max_buffer_bytes / (uint64_t(k) * kScanBytes),
+                                 options.scan_tiles_max ? options.scan_tiles_max : UINT32_MAX)
+            : 0;
       if (k == 0 || e - l < kScanMinLevels || piece_tiles == 0) {
         l = e;
         continue;
       }
       jump_or_walk(done, l);
-      const uint64_t piece_levels = piece_tiles * gpu::kScanGroupSize;
+      const uint64_t piece_levels = piece_tiles * gpu::scan_tile_levels(k);
       for (uint32_t b = l; b < e;) {
         const uint32_t piece = static_cast<uint32_t>(std::min<uint64_t>(e - b, piece_levels));
         steps.push_back({Step::Scan, b, piece, k, b});
-        const uint64_t tiles = (piece + gpu::kScanGroupSize - 1) / gpu::kScanGroupSize;
-        scan_bytes = std::max<VkDeviceSize>(scan_bytes, tiles * k * kScanBytes);
+        scan_bytes = std::max<VkDeviceSize>(scan_bytes,
+                                            uint64_t(gpu::scan_tiles(k, piece)) * k * kScanBytes);
         b += piece;
       }
       done = l = e;

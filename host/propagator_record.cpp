@@ -230,16 +230,20 @@ void Propagator::record(VkCommandBuffer cmd) {
     if (step.kind == Step::Scan) {
       // Reduce, carry, write: each reads what the one before wrote (scan.comp).
       const gpu::ScenePush q = scratch_push(step.count, step.entities);
-      const uint32_t tiles = (step.count + gpu::kScanGroupSize - 1) / gpu::kScanGroupSize;
+      // A workgroup per tile of P positions, then one per position (scene_layout.h).
+      const uint32_t tiles = gpu::scan_tiles(step.entities, step.count);
+      const uint32_t position_groups =
+          (step.entities + gpu::scan_positions(step.entities) - 1) /
+          gpu::scan_positions(step.entities);
       bind(by_address(Pass::ScanReduce));
       m.pipes.push(cmd, q);
-      dispatch(step.entities * tiles);
+      dispatch(position_groups * tiles);
       barrier(s, cmd, kComputeWrite, kComputeReadWrite);
       bind(by_address(Pass::ScanCarry));
       dispatch(step.entities);
       barrier(s, cmd, kComputeWrite, kComputeReadWrite);
       bind(by_address(Pass::ScanWrite));
-      dispatch(step.entities * tiles);
+      dispatch(position_groups * tiles);
       ++m.stats.scan_runs;
       continue;
     }

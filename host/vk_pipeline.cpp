@@ -173,15 +173,16 @@ uint32_t ComputePipelines::relevant_features(Pass pass, uint32_t features) {
       return features & (kFeatureAll | kFeatureAffineOutput);
     case Pass::Fused:
       return features & (kFeatureAll | kFeatureAffineOutput | kFeaturePollEach);
+    // Each entity's own matrix and, at the run's top, its parent's LocalToWorld (the output's
+    // layout); skipping comes from the frame number's top bit, not kFeatureSkip.
     case Pass::JumpInit:
+    case Pass::ScanReduce:
+    case Pass::ScanWrite:
       return features & (kFeatureComposite | kFeatureUser | kFeatureStatic | kFeatureFinalTest |
                          kFeatureProjective | kFeatureAffineOutput);
     case Pass::JumpRound:
     case Pass::ScanCarry:
       return features & kFeatureProjective;
-    case Pass::ScanReduce:
-    case Pass::ScanWrite:
-      return features & (kFeatureAll | kFeatureAffineOutput);
     case Pass::JumpWrite:
       return features & (kFeatureStatic | kFeatureProjective | kFeatureAffineOutput);
     case Pass::Scatter:

@@ -6,8 +6,9 @@
 // inclusive prefix products of its own matrices, parent-then-child: a scan. Reduce-then-scan in
 // three dispatches whatever the depth, each entity read twice and written once, O(entities)
 // work (pointer jumping, jump.comp, moves its scratch log2(levels) times):
-//  - TPROP_SCAN_REDUCE: each workgroup composes one tile (kScanGroupSize consecutive levels of
-//    one position) and writes the tile's product (its aggregate) to the scratch;
+//  - TPROP_SCAN_REDUCE: each workgroup composes one tile (T consecutive levels of P consecutive
+//    positions, scene_layout.h scan_positions) and writes the product of each of its positions
+//    (that position's aggregate for the tile) to the scratch;
 //  - TPROP_SCAN_CARRY: one workgroup per position scans its tiles' aggregates into each tile's
 //    exclusive prefix (the product of everything above the tile in the run);
 //  - TPROP_SCAN_WRITE: each workgroup composes its tile again (cheaper in bytes than keeping the
@@ -25,7 +26,10 @@
 //
 // By device address only; pc.deltas is the scratch: aggregates[k * tiles] then prefixes[k *
 // tiles], each a mat4 as 4 columns (64 bytes), then their flag words (final, dirty), the same
-// order. Workgroup g (flattened over a 2D grid) takes position g / tiles, tile g % tiles.
+// order; position p's tile i at p * tiles + i. Workgroup g (flattened over a 2D grid) of the
+// reduce and write passes takes positions [P * (g / tiles), + P) of tile g % tiles, invocation t
+// level t / P of the tile at position t % P: neighbouring invocations read neighbouring list
+// entries when the run is wide.
 #extension GL_GOOGLE_include_directive : require
 #include "scene_access.glsl"
 #include "local_matrix.glsl"
@@ -38,7 +42,10 @@ const uint kDirty = 2u;
 
 uint frame_number() { return pc.frame & ~kTopBit; }
 bool skipping() { return (pc.frame & kTopBit) != 0u; }
-uint tiles() { return (pc.count + kScanGroupSize - 1u) / kScanGroupSize; }
+// P, T and the tiles a position's levels take, as the host counts them (scene_layout.h).
+uint positions() { return min(1u << findMSB(pc.aux), kScanPositionsMax); }
+uint tile_levels() { return kScanGroupSize / positions(); }
+uint tiles() { return (pc.count + tile_levels() - 1u) / tile_levels(); }
 
 struct Element {
   mat4 m;
@@ -84,19 +91,22 @@ Element shared_element(uint t) {
                  s_flags[t]);
 }
 
-// The inclusive scan of the workgroup's elements, in invocation order (Hillis-Steele: log2 of the
-// group size rounds). Every invocation of the workgroup calls it.
-Element scan_workgroup(Element e) {
+// The inclusive scans of the workgroup's elements taken `stride` apart: `stride` interleaved
+// sequences of kScanGroupSize / stride elements each, invocation t the (t / stride)-th element of
+// sequence t % stride (Hillis-Steele: log2 of the length rounds). Every invocation of the
+// workgroup calls it.
+Element scan_workgroup(Element e, uint stride) {
   uint t = gl_LocalInvocationID.x;
+  uint at = t / stride;  // in its sequence
   share(t, e);
   memoryBarrierShared();
   barrier();
-  for (uint d = 1u; d < kScanGroupSize; d <<= 1u) {
+  for (uint d = 1u; d < kScanGroupSize / stride; d <<= 1u) {
     Element above = kIdentity;
-    if (t >= d) above = shared_element(t - d);
+    if (at >= d) above = shared_element(t - d * stride);
     memoryBarrierShared();
     barrier();
-    if (t >= d) {
+    if (at >= d) {
       e = combine(above, e);
       share(t, e);
     }
@@ -107,12 +117,12 @@ Element scan_workgroup(Element e) {
 }
 
 #if defined(TPROP_SCAN_REDUCE) || defined(TPROP_SCAN_WRITE)
-// The element at level j of the run, position p (past the run's end: the identity), with its
-// slot and flags.
+// The element at level j of the run, position p (past the run's end or its width: the identity),
+// with its slot and flags.
 Element run_element(uint j, uint p, out uint slot, out uint f) {
   slot = kNoIndex;
   f = 0u;
-  if (j >= pc.count) return kIdentity;
+  if (j >= pc.count || p >= pc.aux) return kIdentity;
   slot = LIST(LEVELS(pc.first + j).x + p);
   f = kReadsFlags ? FLAGS(slot) : 0u;
   Element e = Element(own_matrix(slot, f), 0u);
@@ -144,24 +154,26 @@ void main() {
   uint base = group * n;
   Element range = kIdentity;
   for (uint i = begin; i < end; ++i) range = combine(range, load_element(0u, base + i));
-  Element inclusive = scan_workgroup(range);
+  Element inclusive = scan_workgroup(range, 1u);
   Element prefix = t == 0u ? kIdentity : shared_element(t - 1u);
   for (uint i = begin; i < end; ++i) {
     store_element(1u, base + i, prefix);
     prefix = combine(prefix, load_element(0u, base + i));
   }
 #else
-  uint n = tiles();
-  if (group >= pc.aux * n) return;  // the 2D grid's last row
-  uint p = group / n, tile = group % n;
-  uint j = tile * kScanGroupSize + t;
+  uint n = tiles(), width = positions();
+  if (group >= (pc.aux + width - 1u) / width * n) return;  // the 2D grid's last row
+  uint tile = group % n;
+  uint p = group / n * width + t % width;
+  uint j = tile * tile_levels() + t / width;
   uint slot, f;
   Element e = run_element(j, p, slot, f);
-  Element inclusive = scan_workgroup(e);
+  Element inclusive = scan_workgroup(e, width);
+  if (p >= pc.aux) return;
 #if defined(TPROP_SCAN_REDUCE)
-  if (t == kScanGroupSize - 1u) store_element(0u, group, inclusive);
+  if (t / width == tile_levels() - 1u) store_element(0u, p * n + tile, inclusive);
 #else
-  Element world = combine(load_element(1u, group), inclusive);
+  Element world = combine(load_element(1u, p * n + tile), inclusive);
   if (j >= pc.count || (world.flags & kDirty) == 0u) return;  // clean: its LocalToWorld stands
   store_world(slot, world.m);
   if (skipping()) DIRTY(slot) = frame_number();

@@ -28,6 +28,7 @@
 #define TPROP_SCENE_LAYOUT_H
 
 #ifdef __cplusplus
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -55,10 +56,15 @@ using mat4 = glm::mat4;
 TPROP_CONST kScatterGroupSize = TPROP_SCATTER_GROUP_SIZE;
 TPROP_CONST kWideGroupSize = TPROP_WIDE_GROUP_SIZE;
 TPROP_CONST kNarrowGroupSize = TPROP_NARROW_GROUP_SIZE;
-// A scan's tile (scan.comp): this many consecutive levels of one position, one workgroup, whose
-// elements take 68 bytes each of shared memory (17 KiB; the host checks the device's limit).
+// A scan's tile (scan.comp), one workgroup of kScanGroupSize elements of 68 bytes of shared
+// memory each (17 KiB; the host checks the device's limit): P consecutive positions of a run k
+// wide, P the largest power of two at most min(k, kScanPositionsMax), times T = kScanGroupSize /
+// P consecutive levels. Wide runs so read neighbouring list entries side by side, and a short
+// run of many positions (64 levels of 4,096) keeps its invocations busy; a chain takes 256
+// levels a tile. scan.comp computes P the same way (positions()).
 TPROP_CONST kScanGroupSize = TPROP_SCAN_GROUP_SIZE;
 TPROP_CONST kScanSharedBytes = TPROP_SCAN_GROUP_SIZE * 68u;
+TPROP_CONST kScanPositionsMax = 32u;
 // One narrow workgroup is one SIMD row of llvmpipe (8 lanes of 256 bits): measured on lavapipe, a
 // 100,000-deep chain propagates in 0.12 s with 8 invocations against 0.84 s with 64, since every
 // level costs a barrier among all of them. Each invocation takes up to 8 entities of a level.
@@ -208,6 +214,16 @@ static_assert(offsetof(ScenePush, dirty) == 104);
 static_assert(offsetof(ScenePush, first) == 112);
 static_assert(offsetof(ScenePush, aux) == 124);
 static_assert(sizeof(mat4) == 64 && sizeof(vec4) == 16);
+// scan.comp's P (positions()) and T for a run k wide (k >= 1), and the tiles of `levels` levels.
+inline constexpr uint scan_positions(uint k) {
+  return std::bit_floor(k) < kScanPositionsMax ? std::bit_floor(k) : kScanPositionsMax;
+}
+inline constexpr uint scan_tile_levels(uint k) { return kScanGroupSize / scan_positions(k); }
+inline constexpr uint scan_tiles(uint k, uint levels) {
+  return (levels + scan_tile_levels(k) - 1) / scan_tile_levels(k);
+}
+static_assert(scan_positions(1) == 1 && scan_tile_levels(1) == kScanGroupSize);
+static_assert(scan_positions(6) == 4 && scan_positions(150) == kScanPositionsMax);
 // A shift up to 31 (pieces of up to 2^31 elements) fits the tag.
 static_assert(kPieceShiftMask >= 31u && kPieceTableAlign % sizeof(uint64) == 0);
 }  // namespace tprop::gpu

@@ -85,22 +85,29 @@ TEST_F(GpuRandom, AHundredThousandDeepChainIsPropagatedToTheLastLevel) {
     const char* what;
     NarrowWalk walk;
     ScanRuns scan;
+    uint32_t scan_tiles_max = 0;
   };
   for (const Walk w : {Walk{"workgroup walk", NarrowWalk::Workgroup, ScanRuns::Never},
                        Walk{"single-invocation walk", NarrowWalk::SingleInvocation,
                             ScanRuns::Never},
                        Walk{"pointer jumping", NarrowWalk::Jump, ScanRuns::Never},
-                       Walk{"scan", NarrowWalk::Jump, ScanRuns::Always}}) {
+                       Walk{"scan", NarrowWalk::Jump, ScanRuns::Always},
+                       Walk{"scan in pieces of 64 tiles", NarrowWalk::SingleInvocation,
+                            ScanRuns::Always, 64}}) {
     SCOPED_TRACE(w.what);
     store.set_translation(0, float3(1, 0, 0));
-    Propagator gpu = make_propagator(ctx(), {.narrow_walk = w.walk, .scan_runs = w.scan});
+    Propagator gpu = make_propagator(ctx(), {.narrow_walk = w.walk,
+                                             .scan_runs = w.scan,
+                                             .scan_tiles_max = w.scan_tiles_max});
     ASSERT_TRUE(gpu.run(store).ok());
     // One dispatch per 4096 levels, not one per level; a scan's three whatever the depth.
     EXPECT_LE(gpu.last_frame().dispatches, 1 + (n + gpu::kNarrowLevelsPerDispatch - 1) /
                                                    gpu::kNarrowLevelsPerDispatch);
     if (w.scan == ScanRuns::Always) {
-      EXPECT_EQ(gpu.last_frame().scan_runs, 1u);
-      EXPECT_EQ(gpu.last_frame().dispatches, 3u);
+      // Pieces of 64 tiles of 256 levels: 7, each starting from the last one's LocalToWorld.
+      const uint32_t pieces = w.scan_tiles_max ? 7u : 1u;
+      EXPECT_EQ(gpu.last_frame().scan_runs, pieces);
+      EXPECT_EQ(gpu.last_frame().dispatches, 3u * pieces);
     }
     auto world = gpu.read_back();
     ASSERT_TRUE(world.ok());
@@ -249,33 +256,38 @@ TEST_F(GpuRandom, DeepRunsOfParallelChainsArePointerJumpedNotWalkedLevelByLevel)
 
 // Deep runs of aligned levels (a chain; parallel chains, here 150 at each of 300 levels) are
 // scanned: three dispatches whatever the depth (scan.comp), the products reassociated by tiles.
-// On every component mix (user-written and frozen matrices stand at the root of what is below
-// them, mid-run), with non-affine matrices in the chain, over frames of values (the whole order
-// skipping the unchanged, and work lists), Statics, re-parents and despawns (which break the
-// alignment where they land: those levels go as before), and in scratch pieces of one tile of
-// 256 levels (16 KiB buffers: a piece's first level finds its parents final), it must match the
-// reference, and be what ran.
+// On every component mix, with non-affine matrices in the chain and a user-written LocalToWorld
+// mid-chain (it stands at the root of what is below it), over frames that skip the unchanged
+// (rotations changed above and below that override, at the last link, whose 100 children read
+// its dirty mark in the level after the run), Statics, re-parents and despawns (which break the
+// alignment where they land: those levels go as before), with work lists, in scratch pieces of a
+// few tiles (a piece's first level finds its parents final) and on a 2D grid of workgroups, it
+// must match the reference, and be what ran.
 TEST_F(GpuRandom, DeepRunsOfAlignedLevelsAreScannedInThreeDispatchesAndMatchTheReference) {
-  const uint32_t chain = 3000, width = 150, depth = 300;
+  const uint32_t chain = 3000, width = 150, depth = 300, override_link = 1500;
   struct Case {
     const char* what;
     PropagatorOptions options;
   };
   for (const Case& c :
-       {Case{"beside pointer jumping", {.narrow_walk = NarrowWalk::Jump,
-                                        .scan_runs = ScanRuns::Always}},
+       {Case{"beside pointer jumping, the whole order skipping the unchanged",
+             {.work_list_max = 0, .narrow_walk = NarrowWalk::Jump, .scan_runs = ScanRuns::Always}},
         Case{"beside the single-invocation walk", {.narrow_walk = NarrowWalk::SingleInvocation,
                                                    .scan_runs = ScanRuns::Always}},
         Case{"work lists always", {.work_list_max = UINT32_MAX,
                                    .narrow_walk = NarrowWalk::Jump,
                                    .scan_runs = ScanRuns::Always}},
-        Case{"16 KiB buffers", {.narrow_walk = NarrowWalk::Jump,
-                                .scan_runs = ScanRuns::Always,
-                                .max_buffer_bytes = kMinBufferBytes}}}) {
+        Case{"pieces of 2 tiles", {.narrow_walk = NarrowWalk::SingleInvocation,
+                                   .scan_runs = ScanRuns::Always,
+                                   .scan_tiles_max = 2}},
+        Case{"a 2D grid", {.narrow_walk = NarrowWalk::Jump,
+                           .scan_runs = ScanRuns::Always,
+                           .max_groups_per_dimension = 3}}}) {
     SCOPED_TRACE(c.what);
     EntityStore store;
     ValueSource v(93);
-    // A chain under entity 0, then the parallel chains under its 100th link.
+    // A chain under entity 0, the parallel chains under its 100th link, a wide level under its
+    // last.
     uint32_t n = 0;
     store.create(n++);
     for (uint32_t i = 0; i < chain; ++i, ++n) {
@@ -287,42 +299,54 @@ TEST_F(GpuRandom, DeepRunsOfAlignedLevelsAreScannedInThreeDispatchesAndMatchTheR
       }
       store.set_parent(n, n - 1);
     }
-    const uint32_t bundle_top = n;
+    store.add(override_link, Component::WriteGroupOverride);
+    store.set_matrix(override_link, MatrixComponent::LocalToWorld, v.affine());
+    const uint32_t last_link = chain, bundle_top = n;
     for (uint32_t i = 0; i < width * depth; ++i, ++n) {
       store.create(n);
       add_features(store, n, random_features(v), v);
       store.set_parent(n, i < width ? 100 : n - width);
     }
+    for (uint32_t i = 0; i < 100; ++i, ++n) {
+      store.create(n);
+      add_features(store, n, random_features(v), v);
+      store.set_parent(n, last_link);
+    }
     Propagator gpu = make_propagator(ctx(), c.options);
     CpuReference cpu;
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
     EXPECT_TRUE(gpu.last_frame().pass_features & gpu::kFeatureProjective);
-    if (c.options.max_buffer_bytes) {
-      // 16 KiB of scratch: the chain in pieces of 120 tiles, the bundle (150 * 136 bytes a
-      // tile) too wide to scan.
-      EXPECT_GE(gpu.last_frame().scan_runs, 1u);
+    if (c.options.scan_tiles_max) {
+      // The chain above the bundle in 1 piece (99 levels), the chain beside it in 6 pieces of
+      // up to 512 levels, the bundle (32 positions a tile, 8 levels) in 19.
+      EXPECT_EQ(gpu.last_frame().scan_runs, 1u + 6u + 19u);
     } else {
       // The chain above the bundle, the chain beside it, the bundle.
       EXPECT_EQ(gpu.last_frame().scan_runs, 3u);
       EXPECT_EQ(gpu.last_frame().jump_runs, 0u);
       EXPECT_LE(gpu.last_frame().dispatches, 3u * 3u + 2u);
     }
+    if (c.options.max_groups_per_dimension == 3) {
+      EXPECT_GT(gpu.last_frame().grid_rows, 1u);
+    }
+    // Links whose rotation turns the whole chain below them: above the override in the first
+    // tile and in the next, below it, the last.
+    const uint32_t turned[] = {50, 300, 1600, last_link};
     uint32_t skipping_scans = 0, work_list_scans = 0;
-    for (int frame = 0; frame < 6; ++frame) {
-      // Values near the bottom of the chain (a short subtree: a work list when allowed) and
-      // anywhere.
-      store.set_translation(1 + chain - 1 - v.below(200), v.vec(5));
-      if (frame % 2 == 0)
+    for (int frame = 0; frame < 8; ++frame) {
+      store.set_rotation(turned[frame % 4], v.unit_quat());
+      if (frame == 4)
         for (uint32_t k = 0; k < 100; ++k) store.set_rotation(1 + v.below(n - 1), v.unit_quat());
-      if (frame == 2)
+      if (frame == 5)
         for (uint32_t k = 0; k < 30; ++k) store.add(1 + v.below(n - 1), Component::Static);
-      if (frame == 3) {
+      if (frame == 6) {
         // Re-parent within the bundle's depth (a level's entity under one a level up), despawn.
         for (uint32_t k = 0; k < 10; ++k) {
           const uint32_t e = bundle_top + width + v.below(width * (depth - 1));
-          store.set_parent(e, e - width - v.below(std::min<uint32_t>(e - width - bundle_top, width)));
+          store.set_parent(e,
+                           e - width - v.below(std::min<uint32_t>(e - width - bundle_top, width)));
         }
-        for (uint32_t k = 0; k < 5; ++k) store.destroy(1 + v.below(n - 1));
+        for (uint32_t k = 0; k < 5; ++k) store.destroy(1 + v.below(chain + width * depth - 1));
       }
       const std::string what = "frame " + std::to_string(frame);
       EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
@@ -330,10 +354,17 @@ TEST_F(GpuRandom, DeepRunsOfAlignedLevelsAreScannedInThreeDispatchesAndMatchTheR
       skipping_scans += f.skip_unchanged && f.scan_runs > 0;
       work_list_scans += !f.full_pass && f.scan_runs > 0;
     }
+    // Turning links 1600 and the last changes fewer than 4,096 entities: a work list, unless
+    // the strategy says otherwise.
     if (c.options.work_list_max == UINT32_MAX) {
-      EXPECT_GE(work_list_scans, 1u) << "a work list's chain scanned";
+      EXPECT_GE(work_list_scans, 3u) << "work lists' chains scanned";
+    } else if (c.options.work_list_max == 0) {
+      // Every frame but the last two: their broken alignment beside pointer jumping would take
+      // more dispatches scanned, so the run is jumped whole.
+      EXPECT_GE(skipping_scans, 6u) << "runs scanned with dirty bits, clean entities left alone";
     } else {
-      EXPECT_GE(skipping_scans, 1u) << "runs scanned with dirty bits, clean entities left alone";
+      EXPECT_GE(skipping_scans, 2u);
+      EXPECT_GE(work_list_scans, 2u);
     }
   }
 }
