@@ -114,7 +114,7 @@ void main() {
   }
 #elif defined(TPROP_CHAIN)
   // The levels [pc.first, + pc.count) each hold one entity, the child of the one above it (the
-  // host checks: propagator_staging.cpp plan_steps). The workgroup is one subgroup of 8 lanes
+  // host checks: propagator_plan.cpp plan_steps). The workgroup is one subgroup of 8 lanes
   // (the host uses this pass only where subgroups hold at least 8): each block of 8 levels
   // loads and composes its 8 entities side by side, one lane each; a scan over the lanes (3
   // rounds of shuffles) gives each lane the product of the block's own matrices down to its own,
@@ -160,7 +160,7 @@ void main() {
   }
 #elif defined(TPROP_BUNDLE)
   // The levels [pc.first, + pc.count) each hold k entities, the one at position p the child of
-  // the one at position p above (the host checks: propagator_staging.cpp plan_steps).
+  // the one at position p above (the host checks: propagator_plan.cpp plan_steps).
   // Invocation p walks position p down the levels with its parent's LocalToWorld in a register:
   // it reads only what it wrote itself, so neither a barrier nor a shared workgroup is needed
   // (ceil(k / 8) workgroups of 8, which llvmpipe runs on all its threads). Against the single

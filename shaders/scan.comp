@@ -1,7 +1,7 @@
 #version 460
 // A scan over a run of aligned levels: levels [pc.first, pc.first + pc.count), each holding
 // exactly k = pc.aux entities, the one at position p the child of the one at position p of the
-// level above (the host checks: propagator_staging.cpp plan_steps). Position p down the run is
+// level above (the host checks: propagator_plan.cpp plan_steps). Position p down the run is
 // one path (a chain when k = 1, k parallel chains otherwise), and its LocalToWorlds are the
 // inclusive prefix products of its own matrices, parent-then-child: a scan. Reduce-then-scan in
 // three dispatches whatever the depth, each entity read twice and written once, O(entities)
@@ -154,7 +154,7 @@ void main() {
   uint base = group * n;
   Element range = kIdentity;
   for (uint i = begin; i < end; ++i) range = combine(range, load_element(0u, base + i));
-  Element inclusive = scan_workgroup(range, 1u);
+  scan_workgroup(range, 1u);  // leaves each invocation's inclusive product in shared memory
   Element prefix = t == 0u ? kIdentity : shared_element(t - 1u);
   for (uint i = begin; i < end; ++i) {
     store_element(1u, base + i, prefix);
