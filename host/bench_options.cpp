@@ -1,7 +1,9 @@
 #include "bench_options.h"
 
 #include <charconv>
+#include <initializer_list>
 #include <string_view>
+#include <utility>
 
 #include "bench_scenes.h"
 #include "byte_count.h"
@@ -93,6 +95,25 @@ Result<uint64_t> parse_seed(const std::string& text) {
   return value;
 }
 
+// The option's value `text` (or the error of reading it) as one of `choices`, into `field`; else
+// an error naming the option and what it takes.
+template <typename T>
+Status choose(const std::string& option, const Result<std::string>& text, T& field,
+              std::initializer_list<std::pair<const char*, T>> choices) {
+  if (!text) return text.error();
+  std::string names;
+  size_t k = 0;
+  for (const auto& [name, value] : choices) {
+    if (*text == name) {
+      field = value;
+      return ok_status();
+    }
+    names += (k == 0 ? "" : k + 1 == choices.size() ? " or " : ", ") + std::string(name);
+    ++k;
+  }
+  return Error{option + ": '" + *text + "' is not " + names};
+}
+
 }  // namespace
 
 Result<uint64_t> parse_count(const std::string& text) {
@@ -155,13 +176,12 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       if (!v) return v.error();
       o.device = *v;
     } else if (a == "--narrow-walk") {
-      auto v = value();
-      if (!v) return v.error();
-      if (*v == "auto") o.propagator.narrow_walk = NarrowWalk::Auto;
-      else if (*v == "workgroup") o.propagator.narrow_walk = NarrowWalk::Workgroup;
-      else if (*v == "single") o.propagator.narrow_walk = NarrowWalk::SingleInvocation;
-      else if (*v == "jump") o.propagator.narrow_walk = NarrowWalk::Jump;
-      else return Error{"--narrow-walk: '" + *v + "' is not auto, workgroup, single or jump"};
+      const Status st = choose(a, value(), o.propagator.narrow_walk,
+                               {{"auto", NarrowWalk::Auto},
+                                {"workgroup", NarrowWalk::Workgroup},
+                                {"single", NarrowWalk::SingleInvocation},
+                                {"jump", NarrowWalk::Jump}});
+      if (!st) return st.error();
     } else if (a == "--warm-gpu") {
       auto v = value();
       if (!v) return v.error();
@@ -173,19 +193,17 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
                      "'"};
       o.warm_gpu_ms = ms;
     } else if (a == "--level-passes") {
-      auto v = value();
-      if (!v) return v.error();
-      if (*v == "auto") o.propagator.level_passes = LevelPasses::Auto;
-      else if (*v == "separate") o.propagator.level_passes = LevelPasses::Separate;
-      else if (*v == "fused") o.propagator.level_passes = LevelPasses::Fused;
-      else return Error{"--level-passes: '" + *v + "' is not auto, separate or fused"};
+      const Status st = choose(a, value(), o.propagator.level_passes,
+                               {{"auto", LevelPasses::Auto},
+                                {"separate", LevelPasses::Separate},
+                                {"fused", LevelPasses::Fused}});
+      if (!st) return st.error();
     } else if (a == "--scan-runs") {
-      auto v = value();
-      if (!v) return v.error();
-      if (*v == "auto") o.propagator.scan_runs = ScanRuns::Auto;
-      else if (*v == "always") o.propagator.scan_runs = ScanRuns::Always;
-      else if (*v == "never") o.propagator.scan_runs = ScanRuns::Never;
-      else return Error{"--scan-runs: '" + *v + "' is not auto, always or never"};
+      const Status st = choose(a, value(), o.propagator.scan_runs,
+                               {{"auto", ScanRuns::Auto},
+                                {"always", ScanRuns::Always},
+                                {"never", ScanRuns::Never}});
+      if (!st) return st.error();
     } else if (a == "--general-shaders") {
       o.propagator.specialize = false;
     } else if (a == "--no-subgroup-chains") {

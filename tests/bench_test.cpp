@@ -61,7 +61,8 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--warm-gpu lots", "--warm-gpu must be a number of milliseconds from 0 to 10000, not 'lots'"},
       {"--warm-gpu 10001", "not '10001'"},
       {"--level-passes nope", "'nope' is not auto, separate or fused"},
-      {"--scan-runs nope", "'nope' is not auto, always or never"},
+      {"--scan-runs nope", "--scan-runs: 'nope' is not auto, always or never"},
+      {"--narrow-walk hop", "--narrow-walk: 'hop' is not auto, workgroup, single or jump"},
   };
   for (const auto& [args, message] : cases) {
     const Outcome o = run_bench(args);
