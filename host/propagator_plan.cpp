@@ -187,23 +187,33 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
     }
     walk(walked, end);
   };
+  // Pointer jumping's pieces of levels [begin, end): whole levels, at most piece_max entities
+  // unless one level holds more; each piece(first level, end level, entities).
+  auto jump_pieces = [&](uint32_t begin, uint32_t end, auto&& piece) {
+    for (uint32_t l = begin; l < end;) {
+      const uint32_t first_level = l;
+      uint32_t entities = 0;
+      while (l < end && (l == first_level || entities + counts[l] <= piece_max))
+        entities += counts[l++];
+      piece(first_level, l, entities);
+    }
+  };
   // Levels [begin, end) of a run: jumped when deep enough, else walked.
   auto jump_or_walk = [&](uint32_t begin, uint32_t end) {
     if (jumping && end - begin >= kJumpMinLevels) {
-      // Pieces of whole levels; a piece's first level finds its parents final (the piece before
-      // wrote them), exactly as the run's first level does.
-      for (uint32_t l = begin; l < end;) {
+      // A piece's first level finds its parents final (the piece before wrote them), exactly as
+      // the run's first level does.
+      jump_pieces(begin, end, [&](uint32_t first_level, uint32_t end_level, uint32_t entities) {
         const uint32_t base = table_base + static_cast<uint32_t>(run_table.size() / 2);
-        const uint32_t first_level = l;
-        uint32_t entities = 0;
-        while (l < end && (l == first_level || entities + counts[l] <= piece_max)) {
-          run_table.push_back(entities);
+        uint32_t before = 0;
+        for (uint32_t l = first_level; l < end_level; before += counts[l++]) {
+          run_table.push_back(before);
           run_table.push_back(l);
-          entities += counts[l++];
         }
-        if (entities) steps.push_back({Step::Jump, base, l - first_level, entities, first_level});
+        if (entities)
+          steps.push_back({Step::Jump, base, end_level - first_level, entities, first_level});
         longest_run = std::max(longest_run, entities);
-      }
+      });
     } else {
       // Too short to jump: a level wider than kNarrowLevelMax (a jump run gathers up to
       // run_width) is a dispatch of its own, the narrow ones between are walked.
@@ -249,15 +259,12 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
     }
     jump_or_walk(done, end);
   };
-  // The dispatches the steps from `from` on record (propagator_record.cpp).
-  auto dispatches_from = [&](size_t from) {
-    uint64_t n = 0;
-    for (size_t i = from; i < steps.size(); ++i) {
-      uint32_t rounds = 0;
-      while (steps[i].kind == Step::Jump && (uint64_t(1) << rounds) < steps[i].count) ++rounds;
-      n += steps[i].kind == Step::Jump ? 3 + rounds : steps[i].kind == Step::Scan ? 3 : 1;
-    }
-    return n;
+  // The dispatches of pointer jumping over `levels` levels: index, init, rounds, write
+  // (propagator_record.cpp).
+  auto jump_dispatches = [](uint32_t run_levels) {
+    uint32_t rounds = 0;
+    while ((uint64_t(1) << rounds) < run_levels) ++rounds;
+    return uint64_t(3) + rounds;
   };
   auto flush = [&] {
     if (!scanning) {
@@ -268,32 +275,32 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
     // Scanned; beside pointer jumping, unless edits broke the run's alignment in so many places
     // that the stretches and the levels between them take more dispatches than jumping the run
     // would (a dispatch and its barrier cost microseconds however little they hold; a scan moves
-    // fewer bytes, so it wins ties).
+    // fewer bytes, so it wins ties). Jumping is counted, not planned: its run table alone is 8
+    // bytes a level.
     const size_t mark = steps.size(), table_mark = run_table.size();
     const uint32_t longest_before = longest_run;
     const VkDeviceSize scan_bytes_before = scan_bytes;
     scan_or_else(run_begin, run_end);
-    const uint64_t scanned = dispatches_from(mark);
-    if (!jumping || std::none_of(steps.begin() + mark, steps.end(),
-                                 [](const Step& st) { return st.kind == Step::Scan; }))
-      return void(run_begin = run_end = 0);
-    std::vector<Step> with_scans(steps.begin() + mark, steps.end());
-    std::vector<uint32_t> table_with_scans(run_table.begin() + table_mark, run_table.end());
-    const uint32_t longest_with_scans = longest_run;
-    const VkDeviceSize scan_bytes_with_scans = scan_bytes;
-    steps.resize(mark);
-    run_table.resize(table_mark);
-    longest_run = longest_before;
-    jump_or_walk(run_begin, run_end);
-    if (scanned <= dispatches_from(mark)) {
-      steps.resize(mark);
-      steps.insert(steps.end(), with_scans.begin(), with_scans.end());
-      run_table.resize(table_mark);
-      run_table.insert(run_table.end(), table_with_scans.begin(), table_with_scans.end());
-      longest_run = longest_with_scans;
-      scan_bytes = scan_bytes_with_scans;
-    } else {
-      scan_bytes = scan_bytes_before;
+    uint64_t scanned = 0;
+    bool scans = false;
+    for (size_t i = mark; i < steps.size(); ++i) {
+      scans = scans || steps[i].kind == Step::Scan;
+      scanned += steps[i].kind == Step::Jump   ? jump_dispatches(steps[i].count)
+                 : steps[i].kind == Step::Scan ? 3
+                                               : 1;
+    }
+    if (jumping && scans) {
+      uint64_t jumped = 0;
+      jump_pieces(run_begin, run_end, [&](uint32_t first_level, uint32_t end_level, uint32_t) {
+        jumped += jump_dispatches(end_level - first_level);
+      });
+      if (scanned > jumped) {
+        steps.resize(mark);
+        run_table.resize(table_mark);
+        longest_run = longest_before;
+        scan_bytes = scan_bytes_before;
+        jump_or_walk(run_begin, run_end);
+      }
     }
     run_begin = run_end = 0;
   };

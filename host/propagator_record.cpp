@@ -231,19 +231,16 @@ void Propagator::record(VkCommandBuffer cmd) {
       // Reduce, carry, write: each reads what the one before wrote (scan.comp).
       const gpu::ScenePush q = scratch_push(step.count, step.entities);
       // A workgroup per tile of P positions, then one per position (scene_layout.h).
-      const uint32_t tiles = gpu::scan_tiles(step.entities, step.count);
-      const uint32_t position_groups =
-          (step.entities + gpu::scan_positions(step.entities) - 1) /
-          gpu::scan_positions(step.entities);
+      const uint32_t tile_groups = gpu::scan_tile_groups(step.entities, step.count);
       bind(by_address(Pass::ScanReduce));
       m.pipes.push(cmd, q);
-      dispatch(position_groups * tiles);
+      dispatch(tile_groups);
       barrier(s, cmd, kComputeWrite, kComputeReadWrite);
       bind(by_address(Pass::ScanCarry));
       dispatch(step.entities);
       barrier(s, cmd, kComputeWrite, kComputeReadWrite);
       bind(by_address(Pass::ScanWrite));
-      dispatch(position_groups * tiles);
+      dispatch(tile_groups);
       ++m.stats.scan_runs;
       continue;
     }

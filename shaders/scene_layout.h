@@ -222,6 +222,10 @@ inline constexpr uint scan_tile_levels(uint k) { return kScanGroupSize / scan_po
 inline constexpr uint scan_tiles(uint k, uint levels) {
   return (levels + scan_tile_levels(k) - 1) / scan_tile_levels(k);
 }
+// The workgroups of scan.comp's reduce and write passes: a tile of P positions each.
+inline constexpr uint scan_tile_groups(uint k, uint levels) {
+  return (k + scan_positions(k) - 1) / scan_positions(k) * scan_tiles(k, levels);
+}
 static_assert(scan_positions(1) == 1 && scan_tile_levels(1) == kScanGroupSize);
 static_assert(scan_positions(6) == 4 && scan_positions(150) == kScanPositionsMax);
 // A shift up to 31 (pieces of up to 2^31 elements) fits the tag.
