@@ -248,11 +248,18 @@ enum class TexelReads : uint8_t {
 };
 
 struct PropagatorOptions {
-  // The passes reach the arrays through one descriptor per array whenever every array fits in
-  // one binding (maxStorageBufferRange; 128 MiB, about 2 million entities, on lavapipe) and the
-  // device allows 13 storage buffers per stage: measured 3 to 4 times faster on lavapipe. Larger
-  // scenes, or `false` here: buffer device addresses for everything, which have no size limit.
+  // The passes reach the arrays through one descriptor per array whenever the part of every
+  // array that the frame uses fits in one binding (maxStorageBufferRange; 128 MiB, about 2
+  // million entities, on lavapipe) and the device allows 13 storage buffers per stage: measured
+  // 3 to 4 times faster on lavapipe. Decided frame by frame: a buffer grown for one large frame
+  // (the deltas of a frame that changed a million entities) does not hold the later ones back.
+  // Larger scenes, or `false` here: buffer device addresses for everything, which have no size
+  // limit.
   bool prefer_descriptors = true;
+  // The most bytes one storage-buffer descriptor or texel view binds: 0, the device's limits
+  // (maxStorageBufferRange, maxTexelBufferElements); lower caps them. Tests set it low to reach
+  // the limits on small scenes.
+  uint64_t max_binding_bytes = 0;
   // With descriptors, the evaluate passes read the arrays they never write (translation,
   // rotation, scale, parent indices, the list), and a parent's LocalToWorld and the dirty marks
   // where an earlier dispatch wrote them, through uniform texel buffers, where each array fits the

@@ -1,8 +1,9 @@
 // How the passes reach the scene's arrays: one storage-buffer descriptor per array when every
-// array is one piece that fits in one binding (faster on lavapipe), else buffer device addresses
-// through the piece tables named in the push constants (no size limit per binding, any number of
-// pieces; scene_access.glsl builds the passes both ways). With descriptors, the evaluate passes
-// also see the arrays they only read as uniform texel buffers where those fit (scene_layout.h).
+// array is one piece whose part in use fits in one binding (faster on lavapipe), else buffer
+// device addresses through the piece tables named in the push constants (no size limit per
+// binding, any number of pieces; scene_access.glsl builds the passes both ways). With
+// descriptors, the evaluate passes also see the arrays they only read as uniform texel buffers
+// where those fit (scene_layout.h).
 #include "propagator_state.h"
 
 #include <algorithm>
@@ -82,7 +83,8 @@ void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount], in
 
 // The buffer and the texel format behind each texel binding of set 0 (scene_layout.h kTexel*).
 void Propagator::Impl::texel_buffers(const Buffer* out[gpu::kTexelCount],
-                                     VkFormat format[gpu::kTexelCount]) const {
+                                     VkFormat format[gpu::kTexelCount],
+                                     uint32_t binding[gpu::kTexelCount]) const {
   const Buffer* b[gpu::kBindingCount];
   binding_buffers(b, 0);
   const std::pair<uint32_t, VkFormat> of[gpu::kTexelCount] = {
@@ -99,27 +101,76 @@ void Propagator::Impl::texel_buffers(const Buffer* out[gpu::kTexelCount],
   for (uint32_t t = 0; t < gpu::kTexelCount; ++t) {
     out[t] = b[of[t].first];
     format[t] = of[t].second;
+    binding[t] = of[t].first;
   }
 }
 
+// The bytes of each binding of set `which` that this frame's passes may reach: the elements in
+// use, not the buffer, whose slack (or what an earlier frame needed: the deltas of a frame that
+// changed every entity) may pass one binding's range while the frame's data fits. Each is an
+// upper bound of the indices the passes use: slots below the store's slot capacity, the rare
+// and frozen records handed out, the levels buffer's table, order changes and run tables, this
+// frame's deltas, the list's entries.
+void Propagator::Impl::binding_extents(VkDeviceSize out[gpu::kBindingCount], int which) const {
+  auto in_use = [](const Pieced& m, uint64_t elements) -> VkDeviceSize {
+    return m ? std::min<uint64_t>(elements, m.capacity) * m.stride : 0;
+  };
+  const uint32_t per_slot[] = {gpu::kBindingFlags,     gpu::kBindingTranslation,
+                               gpu::kBindingRotation,  gpu::kBindingScale,
+                               gpu::kBindingParent,    gpu::kBindingRareIndex,
+                               gpu::kBindingStaticIndex};
+  static_assert(std::size(per_slot) == kArrays);
+  for (int a = 0; a < kArrays; ++a) out[per_slot[a]] = in_use(arrays[a], slots);
+  out[gpu::kBindingRare] = in_use(rare, rare_count);
+  out[gpu::kBindingFrozen] = in_use(frozen, static_count);
+  out[gpu::kBindingWorld] = in_use(world, slots);
+  out[gpu::kBindingLevels] = in_use(levels, levels_used);
+  out[gpu::kBindingDeltas] = in_use(deltas, delta_count);
+  const Pieced& list = list_of(which);
+  out[gpu::kBindingList] =
+      in_use(list, &list == &work_list ? stats.evaluated_entities : order.entries().size());
+  out[gpu::kBindingDirty] = in_use(dirty, slots);
+}
+
+// The most bytes one storage-buffer descriptor binds (PropagatorOptions::max_binding_bytes).
+VkDeviceSize Propagator::Impl::binding_range() const {
+  VkDeviceSize range = s->properties.limits.maxStorageBufferRange;
+  if (options.max_binding_bytes) range = std::min<VkDeviceSize>(range, options.max_binding_bytes);
+  return range;
+}
+
 // Views of set 0's texel bindings for the texel variant, remade where a buffer changed; false
-// (and nothing written) if some array holds more texels than one view may (both formats used
-// are ones Vulkan requires for uniform texel buffers).
+// (and nothing written) if some array's part in use holds more texels than one view may (both
+// formats used are ones Vulkan requires for uniform texel buffers). A buffer larger than a view
+// is seen through its first maxTexelBufferElements texels, which hold the part in use.
 Result<bool> Propagator::Impl::describe_texels() {
   const Buffer* b[gpu::kTexelCount];
   VkFormat format[gpu::kTexelCount];
-  texel_buffers(b, format);
-  const uint64_t most = s->properties.limits.maxTexelBufferElements;
+  uint32_t binding[gpu::kTexelCount];
+  texel_buffers(b, format, binding);
+  VkDeviceSize extent[gpu::kBindingCount];
+  binding_extents(extent, 0);
+  auto texel_bytes = [&](uint32_t t) -> VkDeviceSize {
+    return format[t] == VK_FORMAT_R32_UINT ? 4 : 16;
+  };
+  // Texels one view may hold: the device's limit, or max_binding_bytes' share.
+  auto view_texels = [&](uint32_t t) -> uint64_t {
+    const uint64_t most = s->properties.limits.maxTexelBufferElements;
+    return options.max_binding_bytes
+               ? std::min<uint64_t>(most, options.max_binding_bytes / texel_bytes(t))
+               : most;
+  };
   for (uint32_t t = 0; t < gpu::kTexelCount; ++t)
-    if (b[t]->size() / (format[t] == VK_FORMAT_R32_UINT ? 4 : 16) > most) return false;
+    if (extent[binding[t]] > view_texels(t) * texel_bytes(t)) return false;
   for (uint32_t t = 0; t < gpu::kTexelCount; ++t) {
     if (texel_viewed[t] == b[t]->handle() && texel_views[t]) continue;
+    const uint64_t texels = view_texels(t);
     VkBufferViewCreateInfo bvci{};
     bvci.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO;
     bvci.buffer = b[t]->handle();
     bvci.format = format[t];
     bvci.offset = 0;
-    bvci.range = VK_WHOLE_SIZE;
+    bvci.range = b[t]->size() / texel_bytes(t) <= texels ? VK_WHOLE_SIZE : texels * texel_bytes(t);
     VkBufferView view = VK_NULL_HANDLE;
     const VkResult r = s->vk.vkCreateBufferView(s->device, &bvci, nullptr, &view);
     if (r != VK_SUCCESS) return Error{"creating a texel buffer view failed: " + describe(r)};
@@ -140,21 +191,26 @@ Result<bool> Propagator::Impl::describe_texels() {
   return true;
 }
 
-// Descriptors when allowed and every array is one piece that fits in one binding, else device
-// addresses; with texel reads where allowed and every array fits a view. Sets are rewritten only
-// where a buffer behind them changed (growth, a new table, the other list), which update() may
-// do because the previous frame has completed.
+// Descriptors when allowed and every array is one piece whose part in use fits in one binding,
+// else device addresses; with texel reads where allowed and every array's part in use fits a
+// view. The decision is the frame's own: a buffer that grew for one large frame (a frame that
+// changed every entity sends 80 bytes of delta each: 1M of them need more than lavapipe's 128
+// MiB binding with their slack) does not keep the frames after it on device addresses, 3 to 7
+// times slower on lavapipe. A buffer larger than a binding is bound through its first bytes.
+// Sets are rewritten only where a buffer behind them changed (growth, a new table, the other
+// list), which update() may do because the previous frame has completed.
 Status Propagator::Impl::choose_addressing() {
   const VkPhysicalDeviceLimits& lim = s->properties.limits;
+  const VkDeviceSize range = binding_range();
   const Buffer* b[gpu::kBindingCount];
   bool fits = options.prefer_descriptors && descriptor_sets[1] != VK_NULL_HANDLE &&
               lim.maxPerStageDescriptorStorageBuffers >= gpu::kBindingCount &&
               lim.maxDescriptorSetStorageBuffers >= gpu::kBindingCount;
   for (const Pieced* m : std::as_const(*this).all_pieced()) fits = fits && m->pieces() <= 1;
   for (int which = 0; which < 2 && fits; ++which) {  // both sets: the order may be the larger list
-    binding_buffers(b, which);
-    for (uint32_t i = 0; i < gpu::kBindingCount && fits; ++i)
-      fits = b[i]->size() <= lim.maxStorageBufferRange;
+    VkDeviceSize extent[gpu::kBindingCount];
+    binding_extents(extent, which);
+    for (uint32_t i = 0; i < gpu::kBindingCount && fits; ++i) fits = extent[i] <= range;
   }
   if (!fits) {
     addressing = Addressing::DeviceAddress;
@@ -175,7 +231,8 @@ Status Propagator::Impl::choose_addressing() {
     uint32_t count = 0;
     for (uint32_t i = 0; i < gpu::kBindingCount; ++i) {
       if (described[which][i] == b[i]->handle()) continue;
-      infos[count] = {b[i]->handle(), 0, VK_WHOLE_SIZE};
+      // Constant for a buffer, so a set naming this handle already binds the same range.
+      infos[count] = {b[i]->handle(), 0, b[i]->size() <= range ? VK_WHOLE_SIZE : range};
       writes[count] = storage_buffer_write(descriptor_sets[which], i, &infos[count]);
       described[which][i] = b[i]->handle();
       ++count;

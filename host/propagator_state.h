@@ -410,7 +410,11 @@ struct Propagator::Impl {
   // The buffers behind set `which` (0: evaluation, 1: scatter).
   void binding_buffers(const Buffer* out[gpu::kBindingCount], int which) const;
   // The buffers and texel formats behind set 0's texel bindings.
-  void texel_buffers(const Buffer* out[gpu::kTexelCount], VkFormat format[gpu::kTexelCount]) const;
+  void texel_buffers(const Buffer* out[gpu::kTexelCount], VkFormat format[gpu::kTexelCount],
+                     uint32_t binding[gpu::kTexelCount]) const;
+  // The bytes of each binding of set `which` this frame's passes may reach.
+  void binding_extents(VkDeviceSize out[gpu::kBindingCount], int which) const;
+  VkDeviceSize binding_range() const;
   Result<bool> describe_texels();
   Status choose_addressing();
   gpu::ScenePush push_constants(int which) const;

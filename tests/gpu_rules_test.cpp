@@ -263,6 +263,49 @@ INSTANTIATE_TEST_SUITE_P(
                                      {.max_buffer_bytes = kMinBufferBytes}}),
     [](const ::testing::TestParamInfo<AddressingCase>& param) { return param.param.name; });
 
+// Whether a frame binds descriptors is decided by the data that frame uses, not by the size its
+// buffers grew to: a buffer larger than one binding is bound through its first bytes while they
+// hold what the frame reaches. Bindings capped at 2,000 LocalToWorlds: the per-slot arrays carry
+// an eighth of slack beyond the 2,000 slots in use, and the deltas room for 4,096 records of 80
+// bytes from the first frame on, so every frame here has buffers past the cap. The frame that
+// changes all 2,000 entities needs 160,000 bytes of deltas, more than one binding: that frame
+// alone takes device addresses.
+TEST_F(GpuRules, EachFrameBindsDescriptorsWhereItsOwnDataFitsOneBinding) {
+  EntityStore store;
+  ValueSource v(7);
+  for (EntityId id = 0; id < 2000; ++id) {
+    store.create(id);
+    store.set_translation(id, v.vec(3));
+    store.set_rotation(id, v.unit_quat());
+    if (id > 0) store.set_parent(id, id / 2);
+  }
+  Propagator gpu = make_propagator(
+      ctx(), {.max_binding_bytes = 2000 * 64, .texel_reads = TexelReads::Always});
+  CpuReference cpu;
+  auto change = [&](EntityId stride) {
+    for (EntityId id = 0; id < 2000; id += stride) store.set_translation(id, v.vec(3));
+  };
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().descriptors);
+  EXPECT_TRUE(gpu.last_frame().texel_reads);
+  change(100);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "1% values"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().descriptors);
+  change(1);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "all values"), 1.0);
+  EXPECT_EQ(gpu.last_frame().staged_entities, 2000u);
+  EXPECT_FALSE(gpu.last_frame().descriptors);
+  change(100);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "1% values again"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().descriptors);
+  EXPECT_TRUE(gpu.last_frame().texel_reads);
+  // One more entity than a binding holds: device addresses from here on, every frame.
+  store.create(2000);
+  store.set_parent(2000, 7);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "past one binding"), 1.0);
+  EXPECT_FALSE(gpu.last_frame().descriptors);
+}
+
 TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
   EntityStore store;
   for (EntityId id = 0; id < 1000; ++id) {
