@@ -46,11 +46,11 @@ quat nudged(quat q, float3 v) {
   return glm::normalize(turn * q);
 }
 
-EditSummary change_values(EntityStore& store, EditRandom& rng) {
-  // Every 100th slot from a random start: exactly 1% of a dense store.
+// Every `stride`th slot from a random start: exactly 1% of a dense store for 100, all for 1.
+EditSummary change_values(EntityStore& store, EditRandom& rng, uint32_t stride) {
   EditSummary s;
-  for (uint32_t slot = static_cast<uint32_t>(rng.below(100)); slot < store.slot_capacity();
-       slot += 100) {
+  for (uint32_t slot = static_cast<uint32_t>(rng.below(stride)); slot < store.slot_capacity();
+       slot += stride) {
     if (!store.alive_at(slot)) continue;
     const EntityId id = store.id_at(slot);
     store.set_translation(id, store.translation_at(slot) + rng.offset(0.1f));
@@ -138,6 +138,7 @@ const char* frame_kind_name(FrameKind kind) {
     case FrameKind::Full: return "full";
     case FrameKind::Steady: return "steady";
     case FrameKind::Values: return "values_1pct";
+    case FrameKind::ValuesAll: return "values_all";
     case FrameKind::SpawnDespawn: return "spawn_despawn";
     case FrameKind::Reparent: return "reparent";
     case FrameKind::SubtreeMove: return "subtree_move";
@@ -146,7 +147,8 @@ const char* frame_kind_name(FrameKind kind) {
 }
 
 std::vector<FrameKind> frames_for(bool structural) {
-  std::vector<FrameKind> frames = {FrameKind::Full, FrameKind::Steady, FrameKind::Values};
+  std::vector<FrameKind> frames = {FrameKind::Full, FrameKind::Steady, FrameKind::Values,
+                                   FrameKind::ValuesAll};
   if (structural)
     frames.insert(frames.end(),
                   {FrameKind::SpawnDespawn, FrameKind::Reparent, FrameKind::SubtreeMove});
@@ -159,7 +161,8 @@ EditSummary apply_edit(FrameKind kind, EntityStore& store, uint64_t seed, Entity
   switch (kind) {
     case FrameKind::Full:
     case FrameKind::Steady: return {0, "-"};
-    case FrameKind::Values: return change_values(store, rng);
+    case FrameKind::Values: return change_values(store, rng, 100);
+    case FrameKind::ValuesAll: return change_values(store, rng, 1);
     case FrameKind::SpawnDespawn: return spawn_despawn(store, rng, next_id);
     case FrameKind::Reparent: return reparent(store, rng);
     case FrameKind::SubtreeMove: return move_subtree(store, rng);

@@ -15,15 +15,18 @@ enum class FrameKind {
   Full,          // the first frame: everything packed and uploaded
   Steady,        // nothing changed
   Values,        // translation and rotation of 1% of the entities changed
+  ValuesAll,     // translation and rotation of every entity changed (everything moves): the
+                 // whole scene sent and evaluated, its buffers and pipelines warm
   SpawnDespawn,  // 1,000 entities destroyed, then 1,000 created under random parents
   Reparent,      // 100 entities take another parent
   SubtreeMove,   // the subtree closest to 10% of the scene moves under another parent
 };
 
-// "full", "steady", "values_1pct", "spawn_despawn", "reparent", "subtree_move".
+// "full", "steady", "values_1pct", "values_all", "spawn_despawn", "reparent", "subtree_move".
 const char* frame_kind_name(FrameKind kind);
 
-// Every scene runs full, steady, values; structural scenes then the three structural frames.
+// Every scene runs full, steady and the two values frames; structural scenes then the three
+// structural frames.
 std::vector<FrameKind> frames_for(bool structural);
 
 struct EditSummary {

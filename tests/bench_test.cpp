@@ -33,9 +33,9 @@ std::vector<std::string> frame_names(const nlohmann::json& scene) {
   return names;
 }
 
-const std::vector<std::string> kPlainFrames = {"full", "steady", "values_1pct"};
-const std::vector<std::string> kStructuralFrames = {"full",          "steady",   "values_1pct",
-                                                    "spawn_despawn", "reparent", "subtree_move"};
+const std::vector<std::string> kPlainFrames = {"full", "steady", "values_1pct", "values_all"};
+const std::vector<std::string> kStructuralFrames = {
+    "full", "steady", "values_1pct", "values_all", "spawn_despawn", "reparent", "subtree_move"};
 
 TEST(Bench, HelpPrintsUsageOnStdoutAndExitsZero) {
   const Outcome o = run_bench("--help");
@@ -143,17 +143,22 @@ TEST(Bench, SmallValidatedRunCoversEverySceneAndFrameKind) {
     EXPECT_EQ(frames[2].at("values_only_entities"), 20);
     EXPECT_EQ(frames[2].at("staged_entities"), 20);
     EXPECT_EQ(frames[2].at("moved_entities"), 0);
+    // Every entity's values changed: all of them sent and the whole scene evaluated.
+    EXPECT_EQ(frames[3].at("edited_entities"), 2000);
+    EXPECT_EQ(frames[3].at("values_only_entities"), 2000);
+    EXPECT_EQ(frames[3].at("evaluated_entities"), 2000);
+    EXPECT_EQ(frames[3].at("moved_entities"), 0);
     if (structural) {
       // A tenth of 2,000 spawned and as many despawned; 100 re-parented.
-      EXPECT_EQ(frames[3].at("edited_entities"), 400);
-      EXPECT_EQ(frames[3].at("entities"), 2000);
+      EXPECT_EQ(frames[4].at("edited_entities"), 400);
+      EXPECT_EQ(frames[4].at("entities"), 2000);
       // The new and the orphaned move; the despawned parents' subtrees below them do not.
-      EXPECT_GE(frames[3].at("moved_entities").get<int>(), 200);
-      EXPECT_LE(frames[3].at("moved_entities").get<int>(), 400);
-      EXPECT_EQ(frames[4].at("edited_entities"), 100);
+      EXPECT_GE(frames[4].at("moved_entities").get<int>(), 200);
+      EXPECT_LE(frames[4].at("moved_entities").get<int>(), 400);
+      EXPECT_EQ(frames[5].at("edited_entities"), 100);
       // The subtree nearest a tenth: a few hundred entities, never the whole scene.
-      EXPECT_GT(frames[5].at("edited_entities").get<int>(), 0);
-      EXPECT_LT(frames[5].at("edited_entities").get<int>(), 2000);
+      EXPECT_GT(frames[6].at("edited_entities").get<int>(), 0);
+      EXPECT_LT(frames[6].at("edited_entities").get<int>(), 2000);
     }
   }
   // The byte model (bench_baseline.h) on scenes whose components are known: a flat entity
@@ -194,7 +199,7 @@ TEST(Bench, WarmUpFillsBeforeEachFrameLeaveTheResultsAlone) {
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc.at("warm_gpu_ms"), 2);
   ASSERT_EQ(doc.at("scenes").size(), 1u);
-  EXPECT_EQ(doc.at("scenes")[0].at("frames").size(), 6u);
+  EXPECT_EQ(doc.at("scenes")[0].at("frames").size(), kStructuralFrames.size());
   for (const auto& f : doc.at("scenes")[0].at("frames")) {
     SCOPED_TRACE(f.at("frame").get<std::string>());
     EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
