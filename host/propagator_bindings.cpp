@@ -194,8 +194,8 @@ Result<bool> Propagator::Impl::describe_texels() {
 // Descriptors when allowed and every array is one piece whose part in use fits in one binding,
 // else device addresses; with texel reads where allowed and every array's part in use fits a
 // view. The decision is the frame's own: a buffer that grew for one large frame (a frame that
-// changed every entity sends 80 bytes of delta each: 1M of them need more than lavapipe's 128
-// MiB binding with their slack) does not keep the frames after it on device addresses, 3 to 7
+// changed every entity sends 64 bytes of delta each: 1M of them with their slack need more than
+// lavapipe's 128 MiB binding) does not keep the frames after it on device addresses, 3 to 7
 // times slower on lavapipe. A buffer larger than a binding is bound through its first bytes.
 // Sets are rewritten only where a buffer behind them changed (growth, a new table, the other
 // list), which update() may do because the previous frame has completed.

@@ -6,6 +6,7 @@
 #include "propagator_state.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstddef>
 #include <cstring>
@@ -59,12 +60,13 @@ void stream_delta(gpu::EntityDelta* delta, uint32_t slot, uint32_t flags, uint32
   char* to = reinterpret_cast<char*>(delta);
   assert(reinterpret_cast<uintptr_t>(to) % 16 == 0 && "mapped memory is 64-byte aligned");
   static_assert(offsetof(gpu::EntityDelta, static_index) == 16 &&
-                offsetof(gpu::EntityDelta, rotation) == 48);
+                offsetof(gpu::EntityDelta, translation_x) == 20 &&
+                offsetof(gpu::EntityDelta, rotation) == 32 && sizeof(gpu::EntityDelta) == 64);
   stream_row(to, slot, flags, parent, rare_index);
-  stream_row(to + 16, static_index, 0u, 0u, 0u);
-  stream_row(to + 32, e.translation.x, e.translation.y, e.translation.z, e.translation.w);
-  stream_row(to + 48, e.rotation.x, e.rotation.y, e.rotation.z, e.rotation.w);
-  stream_row(to + 64, e.scale.x, e.scale.y, e.scale.z, e.scale.w);
+  stream_row(to + 16, static_index, std::bit_cast<uint32_t>(e.translation.x),
+             std::bit_cast<uint32_t>(e.translation.y), std::bit_cast<uint32_t>(e.translation.z));
+  stream_row(to + 32, e.rotation.x, e.rotation.y, e.rotation.z, e.rotation.w);
+  stream_row(to + 48, e.scale.x, e.scale.y, e.scale.z, e.scale.w);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ void main() {
   }
   EntityDelta d = DELTAS(i);
   uint slot = d.slot;
-  TRANSLATION(slot) = d.translation;
+  TRANSLATION(slot) = vec4(d.translation_x, d.translation_y, d.translation_z, 0.0);
   ROTATION(slot) = d.rotation;
   SCALE(slot) = d.scale;
   DIRTY(slot) = pc.frame;

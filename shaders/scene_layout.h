@@ -79,7 +79,7 @@ TPROP_CONST kNoIndex = 0xffffffffu;
 
 // Element sizes of the arrays whose elements are structs (GLSL has no sizeof).
 TPROP_CONST kRareRecordBytes = 384u;
-TPROP_CONST kEntityDeltaBytes = 80u;
+TPROP_CONST kEntityDeltaBytes = 64u;
 
 // Piece tables (see the top): the low bits of a table's address carry log2(elements per piece).
 TPROP_CONST kPieceShiftBits = 5u;
@@ -152,19 +152,20 @@ struct RareRecord {
 
 // One changed entity of a frame: uploaded compactly, then written to its slot by scatter.comp
 // (flags 0: the slot died, and its LocalToWorld becomes all zeros; flags kDeltaValuesOnly: only
-// the translation, rotation and scale are new, the slot's other arrays stay as they are).
+// the translation, rotation and scale are new, the slot's other arrays stay as they are). 64
+// bytes, no padding: the translation's three floats fill the header's row (the per-slot array
+// keeps a vec4 with w = 0).
 struct EntityDelta {
   uint slot;
   uint flags;
   uint parent;
   uint rare_index;
   uint static_index;
-  uint pad0;
-  uint pad1;
-  uint pad2;
-  vec4 translation;
+  float translation_x;
+  float translation_y;
+  float translation_z;
   vec4 rotation;
-  vec4 scale;
+  vec4 scale;  // xyz; w unused
 };
 
 // Push constants shared by every pipeline (128 bytes, the guaranteed maxPushConstantsSize).
@@ -204,8 +205,10 @@ static_assert(sizeof(RareRecord) == kRareRecordBytes);
 static_assert(offsetof(RareRecord, inverse_composite_scale) == 128);
 static_assert(offsetof(RareRecord, user_local_to_world) == 320);
 static_assert(sizeof(EntityDelta) == kEntityDeltaBytes);
-static_assert(offsetof(EntityDelta, translation) == 32);
-static_assert(offsetof(EntityDelta, scale) == 64);
+static_assert(offsetof(EntityDelta, static_index) == 16);
+static_assert(offsetof(EntityDelta, translation_x) == 20);
+static_assert(offsetof(EntityDelta, rotation) == 32);
+static_assert(offsetof(EntityDelta, scale) == 48);
 static_assert(sizeof(ScenePush) == 128);
 static_assert(offsetof(ScenePush, levels) == 80);
 static_assert(offsetof(ScenePush, deltas) == 88);

@@ -265,11 +265,11 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Whether a frame binds descriptors is decided by the data that frame uses, not by the size its
 // buffers grew to: a buffer larger than one binding is bound through its first bytes while they
-// hold what the frame reaches. Bindings capped at 2,000 LocalToWorlds: the per-slot arrays carry
-// an eighth of slack beyond the 2,000 slots in use, and the deltas room for 4,096 records of 80
-// bytes from the first frame on, so every frame here has buffers past the cap. The frame that
-// changes all 2,000 entities needs 160,000 bytes of deltas, more than one binding: that frame
-// alone takes device addresses.
+// hold what the frame reaches. Bindings capped at 2,000 LocalToWorlds of 48 bytes (the affine
+// layout): the per-slot arrays carry an eighth of slack beyond the 2,000 slots in use, and the
+// deltas room for 4,096 records of 64 bytes from the first frame on, so every frame here has
+// buffers past the cap. The frame that changes all 2,000 entities needs 128,000 bytes of deltas,
+// more than one binding: that frame alone takes device addresses.
 TEST_F(GpuRules, EachFrameBindsDescriptorsWhereItsOwnDataFitsOneBinding) {
   EntityStore store;
   ValueSource v(7);
@@ -279,8 +279,9 @@ TEST_F(GpuRules, EachFrameBindsDescriptorsWhereItsOwnDataFitsOneBinding) {
     store.set_rotation(id, v.unit_quat());
     if (id > 0) store.set_parent(id, id / 2);
   }
-  Propagator gpu = make_propagator(
-      ctx(), {.max_binding_bytes = 2000 * 64, .texel_reads = TexelReads::Always});
+  Propagator gpu = make_propagator(ctx(), {.max_binding_bytes = 2000 * 48,
+                                           .texel_reads = TexelReads::Always,
+                                           .output_layout = OutputLayout::Affine3x4});
   CpuReference cpu;
   auto change = [&](EntityId stride) {
     for (EntityId id = 0; id < 2000; id += stride) store.set_translation(id, v.vec(3));
@@ -333,7 +334,7 @@ TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
   EXPECT_EQ(fs.staged_entities, 3u);
   EXPECT_EQ(fs.dirty_entities, 3u);
   EXPECT_EQ(fs.evaluated_entities, 127u + 2u);
-  // Three 80-byte records, the work list (4 bytes an entry) and its table of levels 0..10.
+  // Three 64-byte records, the work list (4 bytes an entry) and its table of levels 0..10.
   EXPECT_EQ(fs.upload_bytes, 3u * sizeof(gpu::EntityDelta) + 129u * 4u + 11u * 8u);
   EXPECT_EQ(fs.copy_regions, 3u);
 
@@ -366,7 +367,7 @@ TEST_F(GpuRules, ScatteredValueChangesUploadOnlyTheirOwnRecords) {
   EXPECT_TRUE(fs.skip_unchanged);
   EXPECT_EQ(fs.dirty_entities, 1000u);
   EXPECT_EQ(fs.evaluated_entities, 3000u);
-  // One 80-byte record each, and the order's table of levels (3000 entities in 8 levels).
+  // One 64-byte record each, and the order's table of levels (3000 entities in 8 levels).
   EXPECT_EQ(fs.upload_bytes, 1000u * sizeof(gpu::EntityDelta) + 8u * 8u);
   EXPECT_EQ(fs.copy_regions, 2u);
   const float4x4 w = world_of(gpu, store, 3);  // parent 0 at (0, 0, 1), itself at (0, 3, 1)
