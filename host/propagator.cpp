@@ -135,6 +135,7 @@ Status Propagator::update(EntityStore& store) {
     m.dirty_rare.clear();
     m.dirty_order.clear();
     m.order_changes.clear();
+    m.value_count = 0;
     m.delta_count = 0;
     m.steps.clear();
     m.describe_buffers();  // the buffers as they are now: a growth may have replaced some

@@ -72,7 +72,7 @@ void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount], in
   out[gpu::kBindingParent] = first(arrays[kParent]);
   out[gpu::kBindingRareIndex] = first(arrays[kRareIndex]);
   out[gpu::kBindingStaticIndex] = first(arrays[kStaticIndex]);
-  out[gpu::kBindingRare] = first(rare);
+  out[gpu::kBindingRare] = which == 1 ? first(value_deltas) : first(rare);  // scene_layout.h
   out[gpu::kBindingFrozen] = first(frozen);
   out[gpu::kBindingWorld] = first(world);
   out[gpu::kBindingLevels] = first(levels);
@@ -110,7 +110,7 @@ void Propagator::Impl::texel_buffers(const Buffer* out[gpu::kTexelCount],
 // changed every entity) may pass one binding's range while the frame's data fits. Each is an
 // upper bound of the indices the passes use: slots below the store's slot capacity, the rare
 // and frozen records handed out, the levels buffer's table, order changes and run tables, this
-// frame's deltas, the list's entries.
+// frame's deltas of both kinds, the list's entries.
 void Propagator::Impl::binding_extents(VkDeviceSize out[gpu::kBindingCount], int which) const {
   auto in_use = [](const Pieced& m, uint64_t elements) -> VkDeviceSize {
     return m ? std::min<uint64_t>(elements, m.capacity) * m.stride : 0;
@@ -121,7 +121,7 @@ void Propagator::Impl::binding_extents(VkDeviceSize out[gpu::kBindingCount], int
                                gpu::kBindingStaticIndex};
   static_assert(std::size(per_slot) == kArrays);
   for (int a = 0; a < kArrays; ++a) out[per_slot[a]] = in_use(arrays[a], slots);
-  out[gpu::kBindingRare] = in_use(rare, rare_count);
+  out[gpu::kBindingRare] = which == 1 ? in_use(value_deltas, value_count) : in_use(rare, rare_count);
   out[gpu::kBindingFrozen] = in_use(frozen, static_count);
   out[gpu::kBindingWorld] = in_use(world, slots);
   out[gpu::kBindingLevels] = in_use(levels, levels_used);
@@ -255,7 +255,7 @@ gpu::ScenePush Propagator::Impl::push_constants(int which) const {
   p.parent = arrays[kParent].table;
   p.rare_index = arrays[kRareIndex].table;
   p.static_index = arrays[kStaticIndex].table;
-  p.rare = rare.table;
+  p.rare = which == 1 ? value_deltas.table : rare.table;  // the scatters read no rare record
   p.frozen = frozen.table;
   p.local_to_world = world.table;
   p.levels = levels.table;

@@ -63,6 +63,7 @@ void Propagator::Impl::init_pieced_arrays() {
   init_array(world, world_stride, "tprop.local_to_world", false, slot_shift);
   init_array(dirty, sizeof(uint32_t), "tprop.dirty", false, slot_shift);
   init_array(rare, sizeof(gpu::RareRecord), "tprop.rare", true);
+  init_array(value_deltas, sizeof(gpu::ValueDelta), "tprop.value_deltas", true);
   init_array(deltas, sizeof(gpu::EntityDelta), "tprop.deltas", true);
   init_array(order_list, sizeof(uint32_t), "tprop.order", true);
   init_array(work_list, sizeof(uint32_t), "tprop.work_list", true);

@@ -102,7 +102,7 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
   }
   stats.full_pass = whole;
   stats.skip_unchanged = whole && skip_unchanged;
-  stats.dirty_entities = everything ? n : delta_count;
+  stats.dirty_entities = everything ? n : value_count + delta_count;
   return ok_status();
 }
 

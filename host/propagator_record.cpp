@@ -139,6 +139,7 @@ void Propagator::record(VkCommandBuffer cmd) {
     m.copy(cmd, m.work_list, {{0, m.stats.evaluated_entities}});
   const uint32_t order_pairs = static_cast<uint32_t>(m.order_changes.size() / 2);
   m.copy(cmd, m.levels, {{0, m.levels_used}});
+  if (m.value_count) m.copy(cmd, m.value_deltas, {{0, m.value_count}});
   if (m.delta_count) m.copy(cmd, m.deltas, {{0, m.delta_count}});
   // The fused steps' counters start at zero in every record() (a second one evaluates again).
   const uint32_t progress_words = m.progress_words();
@@ -152,19 +153,27 @@ void Propagator::record(VkCommandBuffer cmd) {
       s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0, 1,
                                    &m.descriptor_sets[which], 0, nullptr);
   };
-  if (m.delta_count + order_pairs) {
-    // Entity deltas, then the order changes, into the order whatever list the passes follow.
+  if (m.value_count + m.delta_count + order_pairs) {
     bind_set(1);
     gpu::ScenePush scatter = m.push_constants(1);
     scatter.frame = m.frame_number;
-    scatter.first = m.level_count;
-    scatter.count = m.delta_count + order_pairs;
-    scatter.aux = m.delta_count;
-    s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
-                           m.pipes.get(Pass::Scatter, storage_addressing(m.addressing),
-                                       m.output_features()));
-    m.pipes.push(cmd, scatter);
-    dispatch((scatter.count + gpu::kScatterGroupSize - 1) / gpu::kScatterGroupSize);
+    auto run = [&](Pass pass, uint32_t count) {
+      scatter.count = count;
+      s.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
+                             m.pipes.get(pass, storage_addressing(m.addressing),
+                                         m.output_features()));
+      m.pipes.push(cmd, scatter);
+      dispatch((count + gpu::kScatterGroupSize - 1) / gpu::kScatterGroupSize);
+    };
+    // The values alone, then whole entities and the order changes (into the order whatever list
+    // the passes follow); a slot in both gets the same values twice, in this order.
+    if (m.value_count) run(Pass::ScatterValues, m.value_count);
+    if (m.delta_count + order_pairs) {
+      if (m.value_count) barrier(s, cmd, kComputeWrite, kComputeReadWrite);
+      scatter.first = m.level_count;
+      scatter.aux = m.delta_count;
+      run(Pass::Scatter, m.delta_count + order_pairs);
+    }
   }
   bind_set(0);
   gpu::ScenePush push = m.push_constants(0);
@@ -281,6 +290,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   m.dirty_order.clear();
   m.order_changes.clear();
   m.dirty_rare.clear();
+  m.value_count = 0;
   m.delta_count = 0;
   m.recorded = true;
 }

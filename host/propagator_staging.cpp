@@ -69,6 +69,18 @@ void stream_delta(gpu::EntityDelta* delta, uint32_t slot, uint32_t flags, uint32
   stream_row(to + 48, e.scale.x, e.scale.y, e.scale.z, e.scale.w);
 }
 
+// A value delta, the same way: the translation's floats and the slot as one row of bits.
+void stream_value_delta(gpu::ValueDelta* delta, uint32_t slot, const PackedEntity& e) {
+  char* to = reinterpret_cast<char*>(delta);
+  assert(reinterpret_cast<uintptr_t>(to) % 16 == 0 && "mapped memory is 64-byte aligned");
+  static_assert(offsetof(gpu::ValueDelta, slot) == 12 && offsetof(gpu::ValueDelta, rotation) == 16 &&
+                sizeof(gpu::ValueDelta) == 48);
+  stream_row(to, std::bit_cast<uint32_t>(e.translation.x), std::bit_cast<uint32_t>(e.translation.y),
+             std::bit_cast<uint32_t>(e.translation.z), slot);
+  stream_row(to + 16, e.rotation.x, e.rotation.y, e.rotation.z, e.rotation.w);
+  stream_row(to + 32, e.scale.x, e.scale.y, e.scale.z, e.scale.w);
+}
+
 }  // namespace
 
 Result<uint32_t> Propagator::Impl::allocate_rare() {
@@ -251,16 +263,21 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
   full_upload = true;
   for (uint32_t slot = 0; slot < slots; ++slot)
     if (Status st = pack(store, slot); !st) return st;
+  value_count = 0;
   delta_count = 0;
   dirty_rare.clear();
   if (rare_count) dirty_rare.push_back({0, rare_count});
   if (Status st = stage_order(); !st) return st;
-  // Room for the deltas of the frames to come (one in 64 slots), made and its pages brought in
-  // with the full frame: the first frame that changed 10,000 of a million entities spent 0.5 ms
-  // of its 0.7 on them.
-  if (Status st = grow(deltas, std::max(1024u, slots / 64), false, false, Slack::PerFrame); !st)
+  // Room for the deltas of the frames to come (values for one in 64 slots, whole records for one
+  // in 256: spawns and re-parents are rarer), made and its pages brought in with the full frame:
+  // the first frame that changed 10,000 of a million entities spent 0.5 ms of its 0.7 on them.
+  if (Status st = grow(value_deltas, std::max(1024u, slots / 64), false, false, Slack::PerFrame);
+      !st)
     return st;
-  for (const Buffer& piece : deltas.staging) std::memset(piece.mapped(), 0, piece.size());
+  if (Status st = grow(deltas, std::max(1024u, slots / 256), false, false, Slack::PerFrame); !st)
+    return st;
+  for (const Pieced* m : {&value_deltas, &deltas})
+    for (const Buffer& piece : m->staging) std::memset(piece.mapped(), 0, piece.size());
   // And for the level table with a structural frame's order changes (one in 64 slots) and a
   // work list as long as work_list_max allows: each growth is two allocations, a millisecond or
   // more on an NVIDIA GPU in the frame that needs it.
@@ -304,14 +321,18 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   pending_statics.clear();
   for (uint32_t slot : was_pending) add(slot);
 
-  // Each slot of changes.values gets one delta at most, of either kind.
+  // Each slot of changes.values gets a value delta, or joins the slots packed whole. (A slot
+  // packed whole for another reason may get both: the values agree, and the scatter of whole
+  // deltas runs after the values' one.)
+  value_count = 0;
   delta_count = 0;
-  if (const size_t most = to_pack.size() + changes.values.size(); most != 0)
-    if (Status st = grow(deltas, uint32_t(most), false, false, Slack::PerFrame); !st) return st;
+  const std::vector<uint32_t>& values = changes.values;
+  if (!values.empty())
+    if (Status st = grow(value_deltas, uint32_t(values.size()), false, false, Slack::PerFrame); !st)
+      return st;
   // Plain value changes, most of a frame's: the values alone, from records that take_changes()
   // has just brought into cache, without the slot's bookkeeping here or in the order (two fewer
   // scattered lines a change), unless more of the entity depends on them.
-  const std::vector<uint32_t>& values = changes.values;
   for (size_t k = 0; k < values.size(); ++k) {
     if (k + kPrefetchAhead < values.size()) store.prefetch(values[k + kPrefetchAhead]);
     const uint32_t slot = values[k];
@@ -323,10 +344,12 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
     }
     PackedEntity e;
     pack_values(store, slot, mask, e);
-    stream_delta(&deltas.staged<gpu::EntityDelta>(delta_count++), slot, gpu::kDeltaValuesOnly,
-                 0, 0, 0, e);
+    stream_value_delta(&value_deltas.staged<gpu::ValueDelta>(value_count++), slot, e);
   }
-  stats.values_only_entities = delta_count;
+  stats.values_only_entities = value_count;
+  if (!to_pack.empty())
+    if (Status st = grow(deltas, uint32_t(to_pack.size()), false, false, Slack::PerFrame); !st)
+      return st;
   for (size_t k = 0; k < to_pack.size(); ++k) {
     // The slots are scattered: ask for the ones a few entities ahead now, so that their cache
     // misses overlap with this one's work.
@@ -344,7 +367,7 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   std::vector<Range> rare_ranges = std::move(dirty_rare);
   dirty_rare = rare_ranges.empty() ? std::vector<Range>{} : coalesce(std::move(rare_ranges));
   if (Status st = stage_order(); !st) return st;
-  stats.staged_entities = delta_count;
+  stats.staged_entities = value_count + delta_count;
   stats.moved_entities = static_cast<uint32_t>(order.moved().size());
 
   // Recompute below everything packed (values or parents changed) and everything moved.

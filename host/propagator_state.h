@@ -158,7 +158,8 @@ struct Propagator::Impl {
   uint32_t slot_capacity = 0;  // slots every per-slot array holds (they grow together)
   uint32_t cleared_slots = 0;  // slots of world and dirty holding defined values on the GPU
   Pieced rare;         // gpu::RareRecord
-  Pieced deltas;       // gpu::EntityDelta, the changed entities of a frame
+  Pieced value_deltas; // gpu::ValueDelta, the entities of a frame whose values alone changed
+  Pieced deltas;       // gpu::EntityDelta, the other changed entities of a frame
   Pieced order_list;   // uint: LevelOrder::entries()
   Pieced work_list;    // uint: a frame's work list, level segment after segment
   Pieced levels;       // uvec2 per level: the segments of the list the passes follow this frame
@@ -227,7 +228,8 @@ struct Propagator::Impl {
   std::vector<Range> dirty_rare;
   std::vector<Range> dirty_order;        // entries of order_list copied whole
   std::vector<uint32_t> order_changes;   // else (entry, slot) pairs, scattered after the table
-  uint32_t delta_count = 0;
+  uint32_t value_count = 0;              // value deltas staged
+  uint32_t delta_count = 0;              // whole deltas staged
   bool use_work_list = false;            // else the whole order
   bool skip_unchanged = false;           // the whole order, recomputing only dirty chains
   uint32_t frame_number = 0;             // of the last record(); 0 is never used
@@ -288,10 +290,11 @@ struct Propagator::Impl {
   ~Impl();
 
   // Every array in pieces, in the order of the piece tables.
-  static constexpr int kPiecedArrays = kArrays + 8;
+  static constexpr int kPiecedArrays = kArrays + 9;
   std::array<const Pieced*, kPiecedArrays> all_pieced() const {
     return {&arrays[0], &arrays[1], &arrays[2], &arrays[3], &arrays[4], &arrays[5], &arrays[6],
-            &world, &dirty, &rare, &frozen, &levels, &deltas, &order_list, &work_list};
+            &world, &dirty, &rare, &frozen, &levels, &value_deltas, &deltas, &order_list,
+            &work_list};
   }
   std::array<Pieced*, kPiecedArrays> all_pieced() {
     std::array<Pieced*, kPiecedArrays> out;

@@ -152,13 +152,14 @@ void Propagator::Impl::trim_chains() {
   // in the first frame whose edits made a chain.
   const uint32_t staged_mark = next_frame_mark();
   std::vector<uint32_t> first(chains.size(), UINT32_MAX);  // each chain's first changed level
-  for (uint32_t k = 0; k < delta_count; ++k) {
-    const uint32_t slot = deltas.staged<gpu::EntityDelta>(k).slot;
+  auto mark = [&](uint32_t slot) {
     side[slot].seen = staged_mark;
     const uint32_t l = order.level_of(slot);
-    if (l == LevelOrder::kNone) continue;
+    if (l == LevelOrder::kNone) return;
     if (const size_t c = chain_at(l); c < chains.size()) first[c] = std::min(first[c], l);
-  }
+  };
+  for (uint32_t k = 0; k < value_count; ++k) mark(value_deltas.staged<gpu::ValueDelta>(k).slot);
+  for (uint32_t k = 0; k < delta_count; ++k) mark(deltas.staged<gpu::EntityDelta>(k).slot);
   // A chain whose parent above changed (it, or anything above it) changes whole. The walk up
   // stops at the last chain above, which every path from below passes through (its levels hold
   // one entity), so all the walks together cost O(levels).

@@ -58,6 +58,12 @@ const uint32_t kPropagateNarrowDescSpirv[] =
 const uint32_t kScatterDescSpirv[] =
 #include "scatter_desc.spv.inc"
     ;
+const uint32_t kScatterValuesSpirv[] =
+#include "scatter_values.spv.inc"
+    ;
+const uint32_t kScatterValuesDescSpirv[] =
+#include "scatter_values_desc.spv.inc"
+    ;
 const uint32_t kPropagateChainSpirv[] =
 #include "propagate_chain.spv.inc"
     ;
@@ -132,6 +138,8 @@ const PassSource kSources[kPassCount][kAddressingCount] = {
     {TPROP_SPIRV(kScanReduceSpirv, "tprop.scan_reduce"), kNone, kNone},
     {TPROP_SPIRV(kScanCarrySpirv, "tprop.scan_carry"), kNone, kNone},
     {TPROP_SPIRV(kScanWriteSpirv, "tprop.scan_write"), kNone, kNone},
+    {TPROP_SPIRV(kScatterValuesSpirv, "tprop.scatter_values"),
+     TPROP_SPIRV(kScatterValuesDescSpirv, "tprop.scatter_values_desc"), kNone},
 };
 #undef TPROP_SPIRV
 
@@ -188,11 +196,13 @@ uint32_t ComputePipelines::relevant_features(Pass pass, uint32_t features) {
     case Pass::Scatter:
       return features & kFeatureAffineOutput;  // its dead-slot clear
     case Pass::JumpIndex:
+    case Pass::ScatterValues:
       return 0;
   }
   return features;
 }
 
+static_assert(kPassCount <= 16, "a pass fits the key's low 4 bits");
 uint32_t ComputePipelines::key(Pass pass, Addressing a, uint32_t features) {
   return uint32_t(pass) | uint32_t(a) << 4 | relevant_features(pass, features) << 8;
 }
@@ -273,8 +283,8 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
   if (r != VK_SUCCESS) return Error{"creating the pipeline layout failed: " + describe(r)};
   set_debug_name(s, VK_OBJECT_TYPE_PIPELINE_LAYOUT, out.layout_, "tprop.layout");
 
-  // Every module now; pipelines as frames need them (the scatter, which every frame with changes
-  // runs and which has no variants, now).
+  // Every module now; pipelines as frames need them (the scatters, which every frame with
+  // changes runs and which have no variants, now).
   for (int p = 0; p < kPassCount; ++p)
     for (int a = 0; a < kAddressingCount; ++a) {
       const PassSource& src = kSources[p][a];
@@ -289,7 +299,8 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
       set_debug_name(s, VK_OBJECT_TYPE_SHADER_MODULE, out.modules_[p][a], src.name);
     }
   for (Addressing a : {Addressing::DeviceAddress, Addressing::Descriptors})
-    if (Status st = out.prepare(Pass::Scatter, a, 0); !st) return st.error();
+    for (Pass p : {Pass::Scatter, Pass::ScatterValues})
+      if (Status st = out.prepare(p, a, 0); !st) return st.error();
   out.chain_supported_ = query_chain_support(s);
   return out;
 }

@@ -33,7 +33,7 @@ enum class Pass : uint8_t {
   Serial,     // one invocation walks a run of narrow levels
   Chain,      // one subgroup walks a chain of one-entity levels, 8 at a time
   Bundle,     // one invocation per chain walks a bundle of parallel chains
-  Scatter,    // a frame's changed entities to their slots
+  Scatter,    // a frame's other changed entities, and the order's changes, to their places
   JumpIndex,  // pointer jumping: index, init, one round, write
   JumpInit,
   JumpRound,
@@ -42,8 +42,9 @@ enum class Pass : uint8_t {
   ScanReduce, // the scan of aligned levels: each tile's product, the tiles' prefixes, the write
   ScanCarry,
   ScanWrite,
+  ScatterValues,  // a frame's value changes to their slots (before Scatter)
 };
-inline constexpr int kPassCount = 14;
+inline constexpr int kPassCount = 15;
 
 class ComputePipelines {
  public:

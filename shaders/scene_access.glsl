@@ -51,6 +51,8 @@ layout(std430, set = 0, binding = 4) buffer ParentBuffer { uint v[]; } b_parent;
 layout(std430, set = 0, binding = 5) buffer RareIndexBuffer { uint v[]; } b_rare_index;
 layout(std430, set = 0, binding = 6) buffer StaticIndexBuffer { uint v[]; } b_static_index;
 layout(std430, set = 0, binding = 7) buffer RareBuffer { RareRecord v[]; } b_rare;
+// The same binding in the scatter's set: the frame's value deltas (scene_layout.h).
+layout(std430, set = 0, binding = 7) buffer ValueDeltaBuffer { ValueDelta v[]; } b_value_deltas;
 layout(std430, set = 0, binding = 8) buffer FrozenBuffer { mat4 v[]; } b_frozen;
 layout(std430, set = 0, binding = 9) TPROP_MAT4_COHERENCE buffer WorldBuffer { mat4 v[]; } b_world;
 // The same binding seen in the Affine3x4 layout: each variant uses one of the two.
@@ -75,6 +77,7 @@ layout(std430, set = 0, binding = 13) TPROP_MAT4_COHERENCE buffer DirtyBuffer { 
 #define WORLD_AFFINE(i) b_world_affine.v[i]
 #define LEVELS(i) b_levels.v[i]
 #define DELTAS(i) b_deltas.v[i]
+#define VALUE_DELTAS(i) b_value_deltas.v[i]
 #define LIST(i) b_list.v[i]
 #define DIRTY(i) b_dirty.v[i]
 
@@ -130,6 +133,9 @@ AffineElement { Affine3x4 v; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer DeltaElement {
   EntityDelta v;
 };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer ValueDeltaElement {
+  ValueDelta v;
+};
 
 // The address of element i of the array whose tagged piece table is `table` (scene_layout.h):
 // piece i >> shift, element i & (2^shift - 1) within it.
@@ -153,6 +159,7 @@ uint64_t element_address(uint64_t table, uint i, uint stride) {
   AffineElement(element_address(pc.local_to_world, (i), kAffine3x4Bytes)).v
 #define LEVELS(i) Uvec2Element(element_address(pc.levels, (i), 8u)).v
 #define DELTAS(i) DeltaElement(element_address(pc.deltas, (i), kEntityDeltaBytes)).v
+#define VALUE_DELTAS(i) ValueDeltaElement(element_address(pc.rare, (i), kValueDeltaBytes)).v
 #define LIST(i) UintElement(element_address(pc.list, (i), 4u)).v
 #define DIRTY(i) DirtyElement(element_address(pc.dirty, (i), 4u)).v
 

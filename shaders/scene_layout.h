@@ -80,6 +80,7 @@ TPROP_CONST kNoIndex = 0xffffffffu;
 // Element sizes of the arrays whose elements are structs (GLSL has no sizeof).
 TPROP_CONST kRareRecordBytes = 384u;
 TPROP_CONST kEntityDeltaBytes = 64u;
+TPROP_CONST kValueDeltaBytes = 48u;
 
 // Piece tables (see the top): the low bits of a table's address carry log2(elements per piece).
 TPROP_CONST kPieceShiftBits = 5u;
@@ -95,7 +96,7 @@ TPROP_CONST kBindingScale = 3u;
 TPROP_CONST kBindingParent = 4u;
 TPROP_CONST kBindingRareIndex = 5u;
 TPROP_CONST kBindingStaticIndex = 6u;
-TPROP_CONST kBindingRare = 7u;
+TPROP_CONST kBindingRare = 7u;  // the scatter's set: the value deltas (it reads no rare)
 TPROP_CONST kBindingFrozen = 8u;
 TPROP_CONST kBindingWorld = 9u;
 TPROP_CONST kBindingLevels = 10u;
@@ -135,8 +136,6 @@ TPROP_CONST kFlagReadFrozen = 1u << 11u;        // frozen[static_index[slot]]
 // Propagation:
 TPROP_CONST kFlagWorldFinal = 1u << 12u;        // the own matrix is the LocalToWorld (no parent)
 TPROP_CONST kFlagStoreFrozen = 1u << 13u;       // a Static's first frame: save into frozen[]
-// Not a flag: EntityDelta::flags of a delta that carries an entity's values alone.
-TPROP_CONST kDeltaValuesOnly = 1u << 31u;
 
 // One per entity that needs a matrix the common arrays cannot hold; everything resolved on the
 // host (pivots, PostRotation, Euler angles, the inverse of a CompositeScale), so the shader does
@@ -150,11 +149,22 @@ struct RareRecord {
   mat4 user_local_to_world;         // user-written LocalToWorld
 };
 
-// One changed entity of a frame: uploaded compactly, then written to its slot by scatter.comp
-// (flags 0: the slot died, and its LocalToWorld becomes all zeros; flags kDeltaValuesOnly: only
-// the translation, rotation and scale are new, the slot's other arrays stay as they are). 64
-// bytes, no padding: the translation's three floats fill the header's row (the per-slot array
-// keeps a vec4 with w = 0).
+// An entity whose new values are all that changed (most of a game's frame, every entity of a
+// scene where everything moves): its translation, rotation and scale, 48 bytes, written to its
+// slot by scatter.comp's values pass; the slot's other arrays stay as they are.
+struct ValueDelta {
+  float translation_x;
+  float translation_y;
+  float translation_z;
+  uint slot;
+  vec4 rotation;
+  vec4 scale;  // xyz; w unused
+};
+
+// Any other changed entity of a frame (new, dead, re-parented, components added or removed, a
+// Static baked): everything its slot holds, written there by scatter.comp (flags 0: the slot
+// died, and its LocalToWorld becomes all zeros). 64 bytes, no padding: the translation's three
+// floats fill the header's row (the per-slot array keeps a vec4 with w = 0).
 struct EntityDelta {
   uint slot;
   uint flags;
@@ -183,7 +193,7 @@ struct ScenePush {
   uint64 parent;          // uint[] attached parent slot, kNoIndex at the root
   uint64 rare_index;      // uint[] index into rare, kNoIndex when none
   uint64 static_index;    // uint[] index into frozen, kNoIndex for non-Static
-  uint64 rare;            // RareRecord[]
+  uint64 rare;            // RareRecord[]; the values scatter: ValueDelta[] (it reads no rare)
   uint64 frozen;          // mat4[]
   uint64 local_to_world;  // mat4[] (the output, column-major, 64-byte stride)
   uint64 levels;          // uvec2[level]: (first list entry, count) of each level's segment;
@@ -205,6 +215,8 @@ static_assert(sizeof(RareRecord) == kRareRecordBytes);
 static_assert(offsetof(RareRecord, inverse_composite_scale) == 128);
 static_assert(offsetof(RareRecord, user_local_to_world) == 320);
 static_assert(sizeof(EntityDelta) == kEntityDeltaBytes);
+static_assert(sizeof(ValueDelta) == kValueDeltaBytes);
+static_assert(offsetof(ValueDelta, slot) == 12 && offsetof(ValueDelta, rotation) == 16);
 static_assert(offsetof(EntityDelta, static_index) == 16);
 static_assert(offsetof(EntityDelta, translation_x) == 20);
 static_assert(offsetof(EntityDelta, rotation) == 32);

@@ -267,9 +267,10 @@ INSTANTIATE_TEST_SUITE_P(
 // buffers grew to: a buffer larger than one binding is bound through its first bytes while they
 // hold what the frame reaches. Bindings capped at 2,000 LocalToWorlds of 48 bytes (the affine
 // layout): the per-slot arrays carry an eighth of slack beyond the 2,000 slots in use, and the
-// deltas room for 4,096 records of 64 bytes from the first frame on, so every frame here has
-// buffers past the cap. The frame that changes all 2,000 entities needs 128,000 bytes of deltas,
-// more than one binding: that frame alone takes device addresses.
+// deltas room for 4,096 records of each kind from the first frame on, so every frame here
+// has buffers past the cap. New values for all 2,000 entities fill one binding exactly (48
+// bytes each); a Scale added to each of them needs whole records, 128,000 bytes, more than one
+// binding: that frame alone takes device addresses.
 TEST_F(GpuRules, EachFrameBindsDescriptorsWhereItsOwnDataFitsOneBinding) {
   EntityStore store;
   ValueSource v(7);
@@ -294,7 +295,12 @@ TEST_F(GpuRules, EachFrameBindsDescriptorsWhereItsOwnDataFitsOneBinding) {
   EXPECT_TRUE(gpu.last_frame().descriptors);
   change(1);
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "all values"), 1.0);
+  EXPECT_EQ(gpu.last_frame().values_only_entities, 2000u);
+  EXPECT_TRUE(gpu.last_frame().descriptors);
+  for (EntityId id = 0; id < 2000; ++id) store.set_scale(id, 0.5f + float(id % 3));
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "a Scale for all"), 1.0);
   EXPECT_EQ(gpu.last_frame().staged_entities, 2000u);
+  EXPECT_EQ(gpu.last_frame().values_only_entities, 0u);
   EXPECT_FALSE(gpu.last_frame().descriptors);
   change(100);
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "1% values again"), 1.0);
@@ -334,9 +340,13 @@ TEST_F(GpuRules, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
   EXPECT_EQ(fs.staged_entities, 3u);
   EXPECT_EQ(fs.dirty_entities, 3u);
   EXPECT_EQ(fs.evaluated_entities, 127u + 2u);
-  // Three 64-byte records, the work list (4 bytes an entry) and its table of levels 0..10.
-  EXPECT_EQ(fs.upload_bytes, 3u * sizeof(gpu::EntityDelta) + 129u * 4u + 11u * 8u);
-  EXPECT_EQ(fs.copy_regions, 3u);
+  // 600 and 601 as value records (48 bytes), 10 whole (64: it gains a Rotation), the work list
+  // (4 bytes an entry) and its table of levels 0..10, a copy region each.
+  EXPECT_EQ(fs.values_only_entities, 2u);
+  EXPECT_EQ(sizeof(gpu::ValueDelta), 48u);
+  EXPECT_EQ(fs.upload_bytes,
+            2u * sizeof(gpu::ValueDelta) + sizeof(gpu::EntityDelta) + 129u * 4u + 11u * 8u);
+  EXPECT_EQ(fs.copy_regions, 4u);
 
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "unchanged"), 1.0);
   EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
@@ -367,8 +377,8 @@ TEST_F(GpuRules, ScatteredValueChangesUploadOnlyTheirOwnRecords) {
   EXPECT_TRUE(fs.skip_unchanged);
   EXPECT_EQ(fs.dirty_entities, 1000u);
   EXPECT_EQ(fs.evaluated_entities, 3000u);
-  // One 64-byte record each, and the order's table of levels (3000 entities in 8 levels).
-  EXPECT_EQ(fs.upload_bytes, 1000u * sizeof(gpu::EntityDelta) + 8u * 8u);
+  // One 48-byte value record each, and the order's table of levels (3000 entities in 8 levels).
+  EXPECT_EQ(fs.upload_bytes, 1000u * sizeof(gpu::ValueDelta) + 8u * 8u);
   EXPECT_EQ(fs.copy_regions, 2u);
   const float4x4 w = world_of(gpu, store, 3);  // parent 0 at (0, 0, 1), itself at (0, 3, 1)
   EXPECT_EQ(w[3], float4(0, 3, 2, 1));
