@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     EntityId next_id = next_free_id(store);
     for (FrameKind kind : frames_for(record.plan.structural)) {
       // The frame where everything moves is one a scene repeats: measured the second time in a
-      // row, after the first has grown the deltas to the whole scene (at 1M, 160 MB of new
+      // row, after the first has grown the deltas to the whole scene (at 1M, 96 MB of new
       // buffers: most of the first one's host time on lavapipe).
       if (kind == FrameKind::ValuesAll)
         if (Result<FrameRecord> first =

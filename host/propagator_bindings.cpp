@@ -160,8 +160,8 @@ Result<bool> Propagator::Impl::describe_texels() {
                ? std::min<uint64_t>(most, options.max_binding_bytes / texel_bytes(t))
                : most;
   };
-  for (uint32_t t = 0; t < gpu::kTexelCount; ++t)
-    if (extent[binding[t]] > view_texels(t) * texel_bytes(t)) return false;
+  for (uint32_t t = 0; t < gpu::kTexelCount; ++t)  // (a view holds at least one texel)
+    if (view_texels(t) == 0 || extent[binding[t]] > view_texels(t) * texel_bytes(t)) return false;
   for (uint32_t t = 0; t < gpu::kTexelCount; ++t) {
     if (texel_viewed[t] == b[t]->handle() && texel_views[t]) continue;
     const uint64_t texels = view_texels(t);
@@ -193,10 +193,10 @@ Result<bool> Propagator::Impl::describe_texels() {
 
 // Descriptors when allowed and every array is one piece whose part in use fits in one binding,
 // else device addresses; with texel reads where allowed and every array's part in use fits a
-// view. The decision is the frame's own: a buffer that grew for one large frame (a frame that
-// changed every entity sends 64 bytes of delta each: 1M of them with their slack need more than
-// lavapipe's 128 MiB binding) does not keep the frames after it on device addresses, 3 to 7
-// times slower on lavapipe. A buffer larger than a binding is bound through its first bytes.
+// view. The decision is the frame's own: a buffer that grew for one large frame (the deltas of a
+// frame that changed every entity of a 1M scene, with their slack, need more than lavapipe's
+// 128 MiB binding) does not keep the frames after it on device addresses, 3 to 7 times slower
+// on lavapipe. A buffer larger than a binding is bound through its first bytes.
 // Sets are rewritten only where a buffer behind them changed (growth, a new table, the other
 // list), which update() may do because the previous frame has completed.
 Status Propagator::Impl::choose_addressing() {

@@ -123,6 +123,7 @@ Status Propagator::Impl::plan_levels(const std::vector<uint32_t>& counts,
     levels.stage(0, table.data(), level_count);
     levels.stage(level_count, order_changes.data(), pairs);
     levels.stage(level_count + pairs, run_table.data(), uint32_t(run_table.size() / 2));
+    levels_pending = true;
   }
   return ok_status();
 }

@@ -138,7 +138,9 @@ void Propagator::record(VkCommandBuffer cmd) {
   if (m.use_work_list && !m.steps.empty())
     m.copy(cmd, m.work_list, {{0, m.stats.evaluated_entities}});
   const uint32_t order_pairs = static_cast<uint32_t>(m.order_changes.size() / 2);
-  m.copy(cmd, m.levels, {{0, m.levels_used}});
+  // Only a table planned this frame: a values frame that reuses the last plan finds it there
+  // (8 bytes a level: 8 MB a frame for a 1M chain).
+  if (m.levels_pending) m.copy(cmd, m.levels, {{0, m.levels_used}});
   if (m.value_count) m.copy(cmd, m.value_deltas, {{0, m.value_count}});
   if (m.delta_count) m.copy(cmd, m.deltas, {{0, m.delta_count}});
   // The fused steps' counters start at zero in every record() (a second one evaluates again).
@@ -292,6 +294,7 @@ void Propagator::record(VkCommandBuffer cmd) {
   m.dirty_rare.clear();
   m.value_count = 0;
   m.delta_count = 0;
+  m.levels_pending = false;
   m.recorded = true;
 }
 

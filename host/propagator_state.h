@@ -33,7 +33,8 @@ namespace propagator_detail {
 
 // The per-slot input arrays, each a device buffer. A full upload packs every slot into a
 // persistently mapped staging mirror of the same layout and copies it whole; a frame after that
-// uploads the changed entities as EntityDelta records that scatter.comp writes to their slots,
+// uploads the changed entities as ValueDelta and EntityDelta records that scatter.comp writes to
+// their slots,
 // and growth copies the replaced device pieces on the GPU, so nothing reads the mirrors once the
 // full upload's copies have completed: they are freed then (64 bytes a slot, 6.4 GB at 100
 // million) and made again by the next full pack (Impl::make_mirrors, release_mirrors).
@@ -235,6 +236,8 @@ struct Propagator::Impl {
   uint32_t frame_number = 0;             // of the last record(); 0 is never used
   uint32_t level_count = 0;              // levels of the list followed this frame
   uint32_t levels_used = 0;              // entries of `levels`: table, order changes, run tables
+  bool levels_pending = false;           // staged there and not copied yet (a reused plan's
+                                         // table is on the GPU already)
   // The last whole-order plan and the order version it was made from (plan_work).
   static constexpr uint64_t kNoPlan = ~uint64_t(0);
   struct WholePlan {

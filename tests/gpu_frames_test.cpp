@@ -7,6 +7,8 @@
 // (the scene grows across piece boundaries, parents and children in different pieces).
 #include "gpu_test_support.h"
 
+#include "../shaders/scene_layout.h"
+
 namespace tprop::test {
 namespace {
 
@@ -215,8 +217,9 @@ TEST_P(GpuFrames, RootsLeftBelowLevelZeroKeepTheirOwnMatrices) {
 }
 
 // Frames of values alone over a deep scene (a chain, a bundle of chains, a forest) reuse the
-// whole-order plan of the frame before (planning is O(levels)); a structural edit, and the
-// frames after it, plan afresh; every frame matches the reference.
+// whole-order plan of the frame before (planning is O(levels)) and the level table the GPU
+// holds (8 bytes a level, not sent again); a structural edit, and the frames after it, plan
+// afresh; every frame matches the reference.
 TEST_P(GpuFrames, ValuesFramesReuseThePlanUntilTheOrderChanges) {
   EntityStore store;
   ValueSource v(63);
@@ -257,6 +260,12 @@ TEST_P(GpuFrames, ValuesFramesReuseThePlanUntilTheOrderChanges) {
     const FrameStats& fs = gpu.last_frame();
     if (frame < 4) {
       EXPECT_TRUE(fs.plan_reused) << what << ": the first frame's plan";
+    }
+    if (fs.plan_reused) {  // the deltas alone: no table, no order entries
+      EXPECT_EQ(fs.upload_bytes,
+                fs.values_only_entities * sizeof(gpu::ValueDelta) +
+                    (fs.staged_entities - fs.values_only_entities) * sizeof(gpu::EntityDelta))
+          << what;
     }
     if (frame == 4 || frame == 6) {
       EXPECT_FALSE(fs.plan_reused) << what;
