@@ -92,6 +92,13 @@ inline float tolerance(const float4x4& reference, uint32_t level) {
   return local_to_world_tolerance(reference, level);
 }
 
+// The GPU's LocalToWorld of entity `id` after the last frame (read back whole).
+inline float4x4 world_of(Propagator& gpu, const EntityStore& store, EntityId id) {
+  auto all = gpu.read_back();
+  EXPECT_TRUE(all.ok());
+  return all.ok() ? (*all)[store.slot_of(id)] : float4x4(0.0f);
+}
+
 // One frame on both backends, as the frame protocol says (the reference evaluates before the
 // GPU's run() marks Statics baked), then compares every LocalToWorld. Returns the worst error
 // relative to its tolerance (<= 1 passes). `gpu_frame`, where given, runs the GPU's frame

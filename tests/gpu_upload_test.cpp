@@ -1,0 +1,227 @@
+// What a frame sends to the GPU and how the passes reach it: values alone as 48-byte records,
+// other changed entities as 64-byte ones, the order entries a structural edit rewrites, the
+// level table only in the frame that planned it, nothing again when an update() is recorded a
+// second time; and descriptors wherever the data a frame uses fits one binding, however large
+// its buffers grew. Every frame is checked against the CPU reference.
+#include "gpu_test_support.h"
+
+#include "../shaders/scene_layout.h"
+
+namespace tprop::test {
+namespace {
+
+class GpuUploads : public GpuTest {};
+
+// Whether a frame binds descriptors is decided by the data that frame uses, not by the size its
+// buffers grew to: a buffer larger than one binding is bound through its first bytes while they
+// hold what the frame reaches. Bindings capped at 2,000 LocalToWorlds of 48 bytes (the affine
+// layout): the per-slot arrays carry an eighth of slack beyond the 2,000 slots in use, and the
+// deltas room for 4,096 records of each kind from the first frame on, so every frame here
+// has buffers past the cap. New values for all 2,000 entities fill one binding exactly (48
+// bytes each); a Scale added to each of them needs whole records, 128,000 bytes, more than one
+// binding: that frame alone takes device addresses.
+TEST_F(GpuUploads, EachFrameBindsDescriptorsWhereItsOwnDataFitsOneBinding) {
+  EntityStore store;
+  ValueSource v(7);
+  for (EntityId id = 0; id < 2000; ++id) {
+    store.create(id);
+    store.set_translation(id, v.vec(3));
+    store.set_rotation(id, v.unit_quat());
+    if (id > 0) store.set_parent(id, id / 2);
+  }
+  Propagator gpu = make_propagator(ctx(), {.max_binding_bytes = 2000 * 48,
+                                           .texel_reads = TexelReads::Always,
+                                           .output_layout = OutputLayout::Affine3x4});
+  CpuReference cpu;
+  auto change = [&](EntityId stride) {
+    for (EntityId id = 0; id < 2000; id += stride) store.set_translation(id, v.vec(3));
+  };
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().descriptors);
+  EXPECT_TRUE(gpu.last_frame().texel_reads);
+  change(100);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "1% values"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().descriptors);
+  change(1);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "all values"), 1.0);
+  EXPECT_EQ(gpu.last_frame().values_only_entities, 2000u);
+  EXPECT_TRUE(gpu.last_frame().descriptors);
+  for (EntityId id = 0; id < 2000; ++id) store.set_scale(id, 0.5f + float(id % 3));
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "a Scale for all"), 1.0);
+  EXPECT_EQ(gpu.last_frame().staged_entities, 2000u);
+  EXPECT_EQ(gpu.last_frame().values_only_entities, 0u);
+  EXPECT_FALSE(gpu.last_frame().descriptors);
+  change(100);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "1% values again"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().descriptors);
+  EXPECT_TRUE(gpu.last_frame().texel_reads);
+  // One more entity than a binding holds: device addresses from here on, every frame.
+  store.create(2000);
+  store.set_parent(2000, 7);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "past one binding"), 1.0);
+  EXPECT_FALSE(gpu.last_frame().descriptors);
+}
+
+TEST_F(GpuUploads, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
+  EntityStore store;
+  for (EntityId id = 0; id < 1000; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(float(id), 0, 0));
+    if (id > 0) store.set_parent(id, id / 2);
+  }
+  // A level table of one entry a level, as separate level passes use (LevelPasses::Fused sends
+  // a chunk table beside it: 8 bytes a level more).
+  Propagator gpu = make_propagator(ctx(), {.level_passes = LevelPasses::Separate});
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().full_upload);
+
+  // Three entities: two leaves (600 and 601, level 10: the parent of id is id / 2) and entity 10
+  // (level 4), whose subtree holds 1 + 2 + 4 + ... + 64 = 127 entities (ids 10, 20-21, ...,
+  // 640-703).
+  store.set_translation(600, float3(1, 2, 3));
+  store.set_translation(601, float3(4, 5, 6));
+  store.set_rotation(10, make_quat(0, 0, 1, 0));
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "values"), 1.0);
+  const FrameStats& fs = gpu.last_frame();
+  EXPECT_FALSE(fs.hierarchy_changed);
+  EXPECT_FALSE(fs.full_pass);
+  EXPECT_EQ(fs.staged_entities, 3u);
+  EXPECT_EQ(fs.dirty_entities, 3u);
+  EXPECT_EQ(fs.evaluated_entities, 127u + 2u);
+  // 600 and 601 as value records (48 bytes), 10 whole (64: it gains a Rotation), the work list
+  // (4 bytes an entry) and its table of levels 0..10, a copy region each.
+  EXPECT_EQ(fs.values_only_entities, 2u);
+  EXPECT_EQ(sizeof(gpu::ValueDelta), 48u);
+  EXPECT_EQ(fs.upload_bytes,
+            2u * sizeof(gpu::ValueDelta) + sizeof(gpu::EntityDelta) + 129u * 4u + 11u * 8u);
+  EXPECT_EQ(fs.copy_regions, 4u);
+
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "unchanged"), 1.0);
+  EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
+}
+
+TEST_F(GpuUploads, ScatteredValueChangesUploadOnlyTheirOwnRecords) {
+  EntityStore store;
+  for (EntityId id = 0; id < 3000; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(float(id), 0, 0));
+    if (id > 0) store.set_parent(id, (id - 1) / 3);
+  }
+  // Work lists of at most 1000 entities: the subtrees below the changes hold all 3000.
+  Propagator gpu = make_propagator(
+      ctx(), {.work_list_max = 1000, .level_passes = LevelPasses::Separate});  // one table
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+
+  // Every third entity: 1000 runs, far too many for copy regions.
+  for (EntityId id = 0; id < 3000; id += 3) store.set_translation(id, float3(0, float(id), 1));
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "scattered"), 1.0);
+  const FrameStats& fs = gpu.last_frame();
+  EXPECT_FALSE(fs.hierarchy_changed);
+  EXPECT_EQ(fs.staged_entities, 1000u);
+  // Their subtrees are more than a work list takes: the whole order is followed, the GPU
+  // recomputing the changed chains (here, below the root, all of them).
+  EXPECT_TRUE(fs.full_pass);
+  EXPECT_TRUE(fs.skip_unchanged);
+  EXPECT_EQ(fs.dirty_entities, 1000u);
+  EXPECT_EQ(fs.evaluated_entities, 3000u);
+  // One 48-byte value record each, nothing else: the first frame's plan and table of levels
+  // (3000 entities in 8 levels), which the GPU holds, serve again.
+  EXPECT_TRUE(fs.plan_reused);
+  EXPECT_EQ(fs.upload_bytes, 1000u * sizeof(gpu::ValueDelta));
+  EXPECT_EQ(fs.copy_regions, 1u);
+  const float4x4 w = world_of(gpu, store, 3);  // parent 0 at (0, 0, 1), itself at (0, 3, 1)
+  EXPECT_EQ(w[3], float4(0, 3, 2, 1));
+
+  // The next frame is quiet, then a contiguous change goes back to plain regions.
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "quiet"), 1.0);
+  EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
+}
+
+// Structural edits all over a large order: the order entries they rewrite go up as (entry, slot)
+// pairs for the scatter pass, so the bytes follow the edits, not the span between them.
+TEST_F(GpuUploads, ScatteredStructuralEditsSendOnlyTheOrderEntriesTheyRewrite) {
+  EntityStore store;
+  for (EntityId id = 0; id < 20000; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(1, 0, 0));
+    if (id >= 100) store.set_parent(id, id % 100);  // 100 roots with 199 leaves each
+  }
+  Propagator gpu = make_propagator(ctx());
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+  // 600 leaves change roots: each leaves its level-1 segment (one entry rewritten, the last one
+  // moved into its place) and joins the same level again (one entry), at most 2 entries each.
+  for (EntityId id = 200; id < 20000; id += 33) store.set_parent(id, (id + 1) % 100);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "re-parented"), 1.0);
+  const FrameStats& fs = gpu.last_frame();
+  EXPECT_TRUE(fs.order_scattered);
+  EXPECT_LE(fs.order_entries_uploaded, 2u * 600u);
+  EXPECT_LT(fs.upload_bytes, 200u * 1024u) << "the order is 80 KB; 600 re-parents move far less";
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "quiet"), 1.0);
+  EXPECT_EQ(gpu.last_frame().order_entries_uploaded, 0u);
+}
+
+// The rare records (384 bytes each) are the array whose part in use can pass one binding while
+// the per-slot arrays fit. Bindings capped at 2,000 LocalToWorlds: 320 records fit (122,880
+// bytes, in a table that has grown to 357 by eighths), 340 do not.
+TEST_F(GpuUploads, RareRecordsTakeDeviceAddressesOnlyWhenThoseInUsePassOneBinding) {
+  EntityStore store;
+  ValueSource v(5);
+  for (EntityId id = 0; id < 2000; ++id) {
+    store.create(id);
+    store.set_translation(id, v.vec(3));
+    store.set_rotation(id, v.unit_quat());
+    if (id > 0) store.set_parent(id, id / 2);
+    if (id % 5 == 0 && id < 5 * 320) store.add(id, Component::CompositeRotation);
+  }
+  Propagator gpu = make_propagator(ctx(), {.max_binding_bytes = 2000 * 64});
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "320 rare records"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().descriptors);
+  for (EntityId id = 1; id < 5 * 20; id += 5) store.add(id, Component::CompositeRotation);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "340 rare records"), 1.0);
+  EXPECT_FALSE(gpu.last_frame().descriptors);
+}
+
+// record() twice for one update() (a frame recorded into a second command buffer): the second
+// sends nothing and scatters nothing; its passes, under a new frame number, find no change to
+// recompute, and the results stay.
+TEST_F(GpuUploads, RecordingAnUpdateTwiceSendsAndScattersItOnce) {
+  EntityStore store;
+  ValueSource v(11);
+  for (EntityId id = 0; id < 3000; ++id) {
+    store.create(id);
+    store.set_translation(id, v.vec(2));
+    if (id > 0) store.set_parent(id, (id - 1) / 3);
+  }
+  Propagator gpu = make_propagator(ctx(), {.work_list_max = 0});  // the whole order, skipping
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+  // Values alone, a Scale added (a whole record), a spawn (an order entry).
+  for (EntityId id = 5; id < 3000; id += 10) store.set_translation(id, v.vec(2));
+  store.set_scale(7, 2.0f);
+  store.create(5000);
+  store.set_translation(5000, v.vec(1));
+  store.set_parent(5000, 100);
+  FrameStats once, twice;
+  auto recorded_twice = [&]() -> Status {
+    if (Status st = gpu.update(store); !st) return st;
+    if (Status st = gpu.run_staged(store); !st) return st;
+    once = gpu.last_frame();
+    if (Status st = gpu.run_staged(store); !st) return st;
+    twice = gpu.last_frame();
+    return ok_status();
+  };
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "recorded twice", recorded_twice), 1.0);
+  EXPECT_EQ(once.values_only_entities, 300u);
+  EXPECT_EQ(once.staged_entities, 302u);  // 7 and 5000 whole
+  EXPECT_GE(once.upload_bytes, 300u * sizeof(gpu::ValueDelta) + 2u * sizeof(gpu::EntityDelta));
+  EXPECT_EQ(twice.upload_bytes, 0u);
+  EXPECT_EQ(twice.copy_regions, 0u);
+  EXPECT_EQ(once.dispatches, twice.dispatches + 2) << "the two scatters, once";
+}
+
+}  // namespace
+}  // namespace tprop::test
