@@ -47,6 +47,7 @@ void read_frame_figures(const Propagator& gpu, FrameRecord& r) {
   r.dispatches = fs.dispatches;
   r.jump_runs = fs.jump_runs;
   r.scan_runs = fs.scan_runs;
+  r.pipelines_created = fs.pipelines_created;
   const Result<StageTimes> times = gpu.stage_times();
   if (!times) {
     r.gpu_times_error = times.error().message;

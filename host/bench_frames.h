@@ -49,6 +49,7 @@ struct FrameRecord {
   uint32_t dispatches = 0;
   uint32_t jump_runs = 0;  // deep runs pointer-jumped (FrameStats)
   uint32_t scan_runs = 0;  // deep runs of aligned levels scanned
+  uint32_t pipelines_created = 0;  // pass variants update() compiled
   std::vector<GpuStage> gpu_stages;    // empty when the device gives no timestamps
   std::optional<double> gpu_total_ms;  // the sum of the stages
   std::string gpu_times_error;         // why there are no stage times

@@ -54,6 +54,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"compacted_entities", f.compacted_entities},
           {"host_update_ms", f.host_update_ms},
           {"update_page_faults", f.update_page_faults},
+          {"pipelines_created", f.pipelines_created},
           {"frame_wall_ms", f.frame_wall_ms},
           {"upload_bytes", f.upload_bytes},
           {"dispatches", f.dispatches},

@@ -144,6 +144,9 @@ struct FrameStats {
   uint32_t chain_steps = 0;           // chains of one-entity levels walked by one subgroup
   uint32_t bundle_steps = 0;          // bundles of parallel chains, an invocation per chain
   uint32_t fused_levels = 0;          // levels evaluated by fused steps (LevelPasses::Fused)
+  uint32_t pipelines_created = 0;     // pass variants update() made (a driver's compile each:
+                                      // milliseconds on some; a full frame makes those that
+                                      // later frames of the scene reach for)
   uint32_t slot_pieces = 0;           // buffers each per-slot array spans (LocalToWorld's pieces)
   // The scene's buffers after update(): device-local (every array's pieces, the piece tables,
   // pointer jumping's scratch) and host-visible staging (the depth order's, the rare records', a

@@ -272,8 +272,10 @@ struct Propagator::Impl {
       if (step.kind == Step::Fused) words += 1 + step.count;
     return words;
   }
-  // Each step's variant, and its pipeline made if missing. After plan_work().
+  // Each step's variant, and its pipeline made if missing (counted in FrameStats). After
+  // plan_work().
   Status prepare_passes();
+  Status prepare_variants();
   // In a frame that skips the unchanged, each chain step starts at its first changed level
   // (chain clean prefixes are not walked; the pass recomputes everything it walks).
   void trim_chains();

@@ -195,6 +195,13 @@ void Propagator::Impl::trim_chains() {
 }
 
 Status Propagator::Impl::prepare_passes() {
+  const size_t variants_before = pipes.variant_count();
+  Status st = prepare_variants();
+  stats.pipelines_created = static_cast<uint32_t>(pipes.variant_count() - variants_before);
+  return st;
+}
+
+Status Propagator::Impl::prepare_variants() {
   trim_chains();
   // The scatter clears dead slots' LocalToWorld in the output's layout.
   if (Status st = pipes.prepare(Pass::Scatter, storage_addressing(addressing), output_features());
@@ -279,6 +286,11 @@ Status Propagator::Impl::prepare_passes() {
       case Step::Scan:
         for (Pass p : {Pass::ScanReduce, Pass::ScanCarry, Pass::ScanWrite})
           if (st = prepare(p, Addressing::DeviceAddress); !st) break;
+        // A run whose alignment edits break is jumped whole instead (propagator_plan.cpp): the
+        // first despawn in a scanned chain compiled all four then (8 ms of a lavapipe frame).
+        if (warm && narrow_walk() == NarrowWalk::Jump)
+          for (Pass p : {Pass::JumpIndex, Pass::JumpInit, Pass::JumpRound, Pass::JumpWrite})
+            if (st && !(st = prepare(p, Addressing::DeviceAddress))) break;
         break;
     }
     if (!st) return st;

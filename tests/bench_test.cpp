@@ -131,6 +131,7 @@ TEST(Bench, SmallValidatedRunCoversEverySceneAndFrameKind) {
       }
       EXPECT_GE(f.at("loop_ms").get<double>(), 0.0);
       EXPECT_GE(f.at("update_page_faults").get<int64_t>(), 0);
+      EXPECT_GE(f.at("pipelines_created").get<int64_t>(), 0);
       ASSERT_TRUE(f.at("gpu_time_ms").is_object());  // lavapipe and real GPUs have timestamps
       EXPECT_TRUE(f.at("gpu_time_ms").contains("total"));
     }

@@ -306,6 +306,58 @@ TEST_F(GpuVariants, BundlesOfParallelChainsMatchTheReferenceOverFrames) {
   }
 }
 
+// A full frame also compiles the variants that the later frames of its scene reach for, since a
+// driver's compile takes milliseconds: a hitch in whichever frame first needs one. Here a forest
+// with three parallel chains deep enough to scan, walked as on a GPU (pointer jumping, scans):
+// frames of values, of despawns that break the chains (the run jumped then, roots left below
+// level 0), spawns and re-parents compile nothing.
+TEST_F(GpuVariants, AFullFrameCompilesTheVariantsItsScenesLaterFramesReachFor) {
+  EntityStore store;
+  ValueSource v(21);
+  for (EntityId id = 0; id < 2000; ++id) {
+    store.create(id);
+    add_features(store, id, kTranslation | kRotation | kScale, v);
+    if (id > 0) store.set_parent(id, id / 4);
+  }
+  for (EntityId l = 0; l < 200; ++l)
+    for (EntityId p = 0; p < 3; ++p) {
+      const EntityId e = 10000 + 3 * l + p;
+      store.create(e);
+      add_features(store, e, kTranslation | kRotation, v);
+      store.set_parent(e, l ? e - 3 : 7);
+    }
+  // No compaction: the orphaned chain tails stay roots below level 0, whose dispatches test
+  // which entities keep their own matrix (kFeatureFinalTest).
+  Propagator gpu =
+      make_propagator(ctx(), {.compact_per_frame = 0, .narrow_walk = NarrowWalk::Jump});
+  CpuReference cpu;
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+  EXPECT_GT(gpu.last_frame().pipelines_created, 0u);
+  EXPECT_EQ(gpu.last_frame().scan_runs, 1u);
+  auto frame = [&](const std::string& what) {
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+    EXPECT_EQ(gpu.last_frame().pipelines_created, 0u) << what;
+  };
+  for (EntityId id = 0; id < 2000; id += 37) store.set_translation(id, v.vec(2));
+  frame("values");
+  // A link every 30 levels, chain after chain: no stretch of 64 aligned levels is left.
+  for (EntityId l = 30; l < 200; l += 30) store.destroy(10000 + 3 * l + (l / 30) % 3);
+  frame("chains broken");
+  EXPECT_EQ(gpu.last_frame().scan_runs, 0u);
+  EXPECT_GT(gpu.last_frame().jump_runs, 0u);
+  EXPECT_GT(gpu.order().deep_roots(), 0u);
+  for (EntityId e = 20000; e < 20020; ++e) {
+    store.create(e);
+    add_features(store, e, kTranslation, v);
+    store.set_parent(e, v.below(2000));
+  }
+  frame("spawns");
+  store.set_parent(1500, 3);
+  store.set_parent(10000 + 3 * 100 + 1, 12);
+  frame("re-parents");
+  EXPECT_GT(gpu.order().deep_roots(), 0u);
+}
+
 // Non-affine matrices in deep runs, on every walk: pointer jumping keeps 4-row matrices in its
 // scratch then (3-row ones otherwise), the workgroup and single-invocation walks read 4-row
 // parents.
