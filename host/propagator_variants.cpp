@@ -273,6 +273,11 @@ Status Propagator::Impl::prepare_variants() {
         break;
       case Step::Fused:
         st = prepare(Pass::Fused, addressing);
+        // A step from the roots tests which entities keep their own matrix; one below them (a
+        // subtree moved deeper, levels added) does not.
+        if (st && warm && step.level == 0 && (f & gpu::kFeatureFinalTest) &&
+            !order.deep_roots())
+          st = prepare_as(Pass::Fused, addressing, f & ~gpu::kFeatureFinalTest);
         // Work lists of one level with entries stay single dispatches.
         if (st && warm) st = prepare(Pass::Wide, addressing);
         if (st && warm) st = prepare(narrow, addressing);
