@@ -12,6 +12,16 @@ namespace {
 
 class GpuUploads : public GpuTest {};
 
+// Entities 0..n-1, each translated and turned, entity i > 0 the child of i / 2.
+void build_binary_tree(EntityStore& store, ValueSource& v, EntityId n) {
+  for (EntityId id = 0; id < n; ++id) {
+    store.create(id);
+    store.set_translation(id, v.vec(3));
+    store.set_rotation(id, v.unit_quat());
+    if (id > 0) store.set_parent(id, id / 2);
+  }
+}
+
 // Whether a frame binds descriptors is decided by the data that frame uses, not by the size its
 // buffers grew to: a buffer larger than one binding is bound through its first bytes while they
 // hold what the frame reaches. Bindings capped at 2,000 LocalToWorlds of 48 bytes (the affine
@@ -23,12 +33,7 @@ class GpuUploads : public GpuTest {};
 TEST_F(GpuUploads, EachFrameBindsDescriptorsWhereItsOwnDataFitsOneBinding) {
   EntityStore store;
   ValueSource v(7);
-  for (EntityId id = 0; id < 2000; ++id) {
-    store.create(id);
-    store.set_translation(id, v.vec(3));
-    store.set_rotation(id, v.unit_quat());
-    if (id > 0) store.set_parent(id, id / 2);
-  }
+  build_binary_tree(store, v, 2000);
   Propagator gpu = make_propagator(ctx(), {.max_binding_bytes = 2000 * 48,
                                            .texel_reads = TexelReads::Always,
                                            .output_layout = OutputLayout::Affine3x4});
@@ -169,13 +174,8 @@ TEST_F(GpuUploads, ScatteredStructuralEditsSendOnlyTheOrderEntriesTheyRewrite) {
 TEST_F(GpuUploads, RareRecordsTakeDeviceAddressesOnlyWhenThoseInUsePassOneBinding) {
   EntityStore store;
   ValueSource v(5);
-  for (EntityId id = 0; id < 2000; ++id) {
-    store.create(id);
-    store.set_translation(id, v.vec(3));
-    store.set_rotation(id, v.unit_quat());
-    if (id > 0) store.set_parent(id, id / 2);
-    if (id % 5 == 0 && id < 5 * 320) store.add(id, Component::CompositeRotation);
-  }
+  build_binary_tree(store, v, 2000);
+  for (EntityId id = 0; id < 5 * 320; id += 5) store.add(id, Component::CompositeRotation);
   Propagator gpu = make_propagator(ctx(), {.max_binding_bytes = 2000 * 64});
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "320 rare records"), 1.0);
