@@ -165,7 +165,8 @@ std::string world_json(const WorldReport& r) {
                 {"structural_changes", f.stats->structural_changes},
                 {"upload_bytes", f.stats->upload_bytes},
                 {"evaluated", f.stats->evaluated_entities},
-                {"full_pass", f.stats->full_pass}};
+                {"full_pass", f.stats->full_pass},
+                {"pipelines_created", f.stats->pipelines_created}};
     frames.push_back({{"scenes", f.scenes},       {"loaded", f.loaded},
                       {"unloaded", f.unloaded},   {"entities", f.entities},
                       {"bytes", f.bytes},         {"ingest_ms", f.ingest_ms},

@@ -267,11 +267,13 @@ TEST_F(CliWorld, ValidateComparesTheGpuWithTheReferenceOnEveryFrame) {
   const json& first = j["frames"][0]["staged"];
   EXPECT_EQ(first["entities"], j["frames"][0]["entities"]);
   EXPECT_EQ(first["values_only"], 0);
+  EXPECT_GT(first["pipelines_created"].get<uint64_t>(), 0u);  // the passes the world needs
   uint64_t values_only = 0, staged = 0;
   for (size_t f = 1; f < j["frames"].size(); ++f) {
     const json& s = j["frames"][f]["staged"];
     EXPECT_LE(s["values_only"].get<uint64_t>(), s["entities"].get<uint64_t>()) << f;
     EXPECT_GT(s["upload_bytes"].get<uint64_t>(), 0u) << f;
+    EXPECT_EQ(s["pipelines_created"], 0) << f << ": compiled with the first frame";
     values_only += s["values_only"].get<uint64_t>();
     staged += s["entities"].get<uint64_t>();
   }
