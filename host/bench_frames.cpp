@@ -41,6 +41,7 @@ void read_frame_figures(const Propagator& gpu, FrameRecord& r) {
   r.evaluated_entities = fs.evaluated_entities;
   r.staged_entities = fs.staged_entities;
   r.values_only_entities = fs.values_only_entities;
+  r.values_in_place = fs.values_in_place;
   r.moved_entities = fs.moved_entities;
   r.compacted_entities = fs.compacted_entities;
   r.upload_bytes = fs.upload_bytes;

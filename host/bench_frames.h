@@ -43,6 +43,7 @@ struct FrameRecord {
   uint32_t evaluated_entities = 0;  // what the passes visited (FrameStats::evaluated_entities)
   uint32_t staged_entities = 0;     // FrameStats: entities whose bytes were staged,
   uint32_t values_only_entities = 0;  // ... of which the values alone,
+  uint32_t values_in_place = 0;     // ... written straight into device memory,
   uint32_t moved_entities = 0;      // entities the edits moved in the order,
   uint32_t compacted_entities = 0;  // and those compaction moved up toward their depth
   uint64_t upload_bytes = 0;

@@ -15,7 +15,7 @@ namespace tprop::bench {
 const char* const kUsage =
     "usage: tprop_bench [--sizes LIST] [--scenes LIST] [--seed N] [--validate] [--json]\n"
     "                   [--device NAME|INDEX] [--narrow-walk WALK] [--level-passes P]\n"
-    "                   [--scan-runs S] [--addressing A]\n"
+    "                   [--scan-runs S] [--addressing A] [--value-writes V]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
     "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--memory] [SPEC...]\n"
     "       tprop_bench --help\n"
@@ -55,6 +55,11 @@ const char* const kUsage =
     "                  they never write through texel buffers where those fit), texels (those\n"
     "                  on any device), descriptors (storage buffers only) or addresses (buffer\n"
     "                  device addresses always); PropagatorOptions::texel_reads\n"
+    "  --value-writes V  how plain value changes reach the GPU: auto (default: in-place for\n"
+    "                  frames changing a quarter of the slots or more where device memory is\n"
+    "                  host memory, an integrated GPU or a CPU device), staged (records copied\n"
+    "                  and scattered) or in-place (written by update() into the arrays, where\n"
+    "                  the device allows; PropagatorOptions::value_writes)\n"
     "  --max-buffer-bytes B  the largest buffer, with K, M or G (powers of 1024): arrays\n"
     "                  beyond it are split into pieces (default: the device's limit)\n"
     "  --output-layout L  4x4 (default: a float4x4 LocalToWorld, 64 bytes an entity) or 3x4\n"
@@ -204,6 +209,12 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
                                {{"auto", ScanRuns::Auto},
                                 {"always", ScanRuns::Always},
                                 {"never", ScanRuns::Never}});
+      if (!st) return st.error();
+    } else if (a == "--value-writes") {
+      const Status st = choose(a, value(), o.propagator.value_writes,
+                               {{"auto", ValueWrites::Auto},
+                                {"staged", ValueWrites::Staged},
+                                {"in-place", ValueWrites::InPlace}});
       if (!st) return st.error();
     } else if (a == "--general-shaders") {
       o.propagator.specialize = false;

@@ -50,6 +50,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"evaluated_entities", f.evaluated_entities},
           {"staged_entities", f.staged_entities},
           {"values_only_entities", f.values_only_entities},
+          {"values_in_place", f.values_in_place},
           {"moved_entities", f.moved_entities},
           {"compacted_entities", f.compacted_entities},
           {"host_update_ms", f.host_update_ms},

@@ -62,6 +62,22 @@ void Propagator::Impl::init_pieced_arrays() {
     init_array(arrays[a], kStride[a], kArrayName[a], false, slot_shift);  // make_mirrors
   init_array(world, world_stride, "tprop.local_to_world", false, slot_shift);
   init_array(dirty, sizeof(uint32_t), "tprop.dirty", false, slot_shift);
+  // ValueWrites: where plain value changes are written in place, the arrays they land in are
+  // memory the host writes too.
+  const ValueWrites writes = options.value_writes;
+  const VkPhysicalDeviceType type = s->properties.deviceType;
+  const bool uma = type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+                   type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  constexpr VkMemoryPropertyFlags kShared = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
+                                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                            VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  bool shared = false;
+  for (uint32_t i = 0; i < s->memory.memoryTypeCount; ++i)
+    shared = shared || (s->memory.memoryTypes[i].propertyFlags & kShared) == kShared;
+  in_place = shared && (writes == ValueWrites::InPlace || (writes == ValueWrites::Auto && uma));
+  if (in_place)
+    for (Pieced* m : {&arrays[kTranslation], &arrays[kRotation], &arrays[kScale], &dirty})
+      m->device_kind = BufferKind::DeviceMapped;
   init_array(rare, sizeof(gpu::RareRecord), "tprop.rare", true);
   init_array(value_deltas, sizeof(gpu::ValueDelta), "tprop.value_deltas", true);
   init_array(deltas, sizeof(gpu::EntityDelta), "tprop.deltas", true);
@@ -89,7 +105,7 @@ Result<Growth> Propagator::Impl::prepare_growth(Pieced& m, uint32_t needed,
   for (uint32_t p = g.first; p < pieces; ++p) {
     const uint64_t elements = std::min<uint64_t>(capacity - (uint64_t(p) << m.shift), piece);
     const VkDeviceSize bytes = elements * m.stride;
-    auto device = Buffer::create(*s, bytes, BufferKind::DeviceStorage, piece_name(m, p));
+    auto device = Buffer::create(*s, bytes, m.device_kind, piece_name(m, p));
     if (!device) return device.error();
     g.device.push_back(std::move(*device));
     if (m.mirrored) {

@@ -102,7 +102,8 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool ever
   }
   stats.full_pass = whole;
   stats.skip_unchanged = whole && skip_unchanged;
-  stats.dirty_entities = everything ? n : value_count + delta_count;
+  stats.dirty_entities =
+      everything ? n : value_count + delta_count + static_cast<uint32_t>(in_place_slots.size());
   return ok_status();
 }
 

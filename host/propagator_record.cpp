@@ -149,7 +149,7 @@ void Propagator::record(VkCommandBuffer cmd) {
     s.vk.vkCmdFillBuffer(cmd, m.progress.handle(), 0, VkDeviceSize(progress_words) * 4, 0);
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
   // 0 is what a fresh mark holds; numbers stay below 2^31, the run marks of pointer jumping.
-  if (++m.frame_number >= 0x80000000u) m.frame_number = 1;
+  m.frame_number = m.next_frame_number();
   auto bind_set = [&](int which) {
     if (m.addressing != Addressing::DeviceAddress)
       s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0, 1,

@@ -159,6 +159,7 @@ void Propagator::Impl::trim_chains() {
     if (const size_t c = chain_at(l); c < chains.size()) first[c] = std::min(first[c], l);
   };
   for (uint32_t k = 0; k < value_count; ++k) mark(value_deltas.staged<gpu::ValueDelta>(k).slot);
+  for (uint32_t slot : in_place_slots) mark(slot);
   for (uint32_t k = 0; k < delta_count; ++k) mark(deltas.staged<gpu::EntityDelta>(k).slot);
   // A chain whose parent above changed (it, or anything above it) changes whole. The walk up
   // stops at the last chain above, which every path from below passes through (its levels hold

@@ -43,14 +43,19 @@ Result<Buffer> Buffer::create(const ContextState& s, VkDeviceSize size, BufferKi
   bci.size = bytes;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkMemoryPropertyFlags want = 0, prefer = 0;
+  const bool device = kind == BufferKind::DeviceStorage || kind == BufferKind::DeviceMapped;
   switch (kind) {
     case BufferKind::DeviceStorage:
+    case BufferKind::DeviceMapped:
       // Uniform texel buffer too: the texel variant of the evaluate passes views the arrays it
       // only reads as such (shaders/scene_layout.h).
       bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                   VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
                   VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT;
       prefer = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+      if (kind == BufferKind::DeviceMapped)
+        want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+               VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
       break;
     case BufferKind::Upload:
       bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
@@ -74,7 +79,9 @@ Result<Buffer> Buffer::create(const ContextState& s, VkDeviceSize size, BufferKi
   const int type = find_memory_type(s.memory, req.memoryTypeBits, want, prefer);
   if (type < 0)
     return Error{"no suitable memory type for buffer '" + name + "' on this device (it needs " +
-                 std::string(kind == BufferKind::DeviceStorage ? "device" : "host-visible") +
+                 std::string(kind == BufferKind::DeviceStorage ? "device"
+                             : kind == BufferKind::DeviceMapped ? "host-visible device"
+                                                                : "host-visible") +
                  " memory): choose another device with TPROP_DEVICE"};
   out.coherent_ = (s.memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
 
@@ -83,7 +90,7 @@ Result<Buffer> Buffer::create(const ContextState& s, VkDeviceSize size, BufferKi
   flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
   VkMemoryAllocateInfo mai{};
   mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  mai.pNext = kind == BufferKind::DeviceStorage ? &flags : nullptr;
+  mai.pNext = device ? &flags : nullptr;
   mai.allocationSize = req.size;
   mai.memoryTypeIndex = static_cast<uint32_t>(type);
   r = s.vk.vkAllocateMemory(s.device, &mai, nullptr, &out.memory_);
@@ -94,7 +101,8 @@ Result<Buffer> Buffer::create(const ContextState& s, VkDeviceSize size, BufferKi
   if (kind != BufferKind::DeviceStorage) {
     r = s.vk.vkMapMemory(s.device, out.memory_, 0, VK_WHOLE_SIZE, 0, &out.mapped_);
     if (r != VK_SUCCESS) return Error{"mapping buffer '" + name + "' failed: " + describe(r)};
-  } else {
+  }
+  if (device) {
     VkBufferDeviceAddressInfo info{};
     info.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO;
     info.buffer = out.buffer_;

@@ -1,5 +1,7 @@
 // A move-only Vulkan buffer with its own memory: device-local storage (with a device address
-// for the shaders), host-visible upload staging (persistently mapped) or host-visible readback.
+// for the shaders), the same in memory the host can also write (persistently mapped, where the
+// device has such memory: integrated GPUs and CPU devices, whose device memory is host memory),
+// host-visible upload staging (persistently mapped) or host-visible readback.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@ class VulkanContext;
 
 enum class BufferKind {
   DeviceStorage,  // device-local, storage + transfer src/dst, device address
+  DeviceMapped,   // DeviceStorage in device-local, host-visible, coherent memory, mapped
   Upload,         // host-visible coherent, mapped, transfer src
   Readback,       // host-visible (cached when offered), mapped, transfer dst
 };
@@ -40,7 +43,7 @@ class Buffer {
   explicit operator bool() const { return buffer_ != VK_NULL_HANDLE; }
   VkBuffer handle() const { return buffer_; }
   VkDeviceSize size() const { return size_; }
-  VkDeviceAddress address() const { return address_; }  // 0 unless DeviceStorage
+  VkDeviceAddress address() const { return address_; }  // 0 unless DeviceStorage or Mapped
   void* mapped() const { return mapped_; }               // nullptr for DeviceStorage
   // For Readback buffers on non-coherent memory: makes device writes visible to the host.
   void invalidate() const;

@@ -62,6 +62,7 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--warm-gpu 10001", "not '10001'"},
       {"--level-passes nope", "'nope' is not auto, separate or fused"},
       {"--scan-runs nope", "--scan-runs: 'nope' is not auto, always or never"},
+      {"--value-writes later", "--value-writes: 'later' is not auto, staged or in-place"},
       {"--narrow-walk hop", "--narrow-walk: 'hop' is not auto, workgroup, single or jump"},
   };
   for (const auto& [args, message] : cases) {
@@ -230,6 +231,31 @@ TEST(Bench, ScanRunsAreWhatTheCommandLineAsksFor) {
         EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
       }
     }
+  }
+}
+
+// --value-writes: the values frames' changes staged as records or written in place (where the
+// device has memory for it: a CPU device's is host memory), every frame validating.
+TEST(Bench, ValueWritesAreWhatTheCommandLineAsksFor) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const nlohmann::json staged = bench_json("--sizes 2k --scenes flat --validate --value-writes staged");
+  ASSERT_TRUE(staged.is_object());
+  for (const auto& f : staged.at("scenes")[0].at("frames")) {
+    SCOPED_TRACE(f.at("frame").get<std::string>());
+    EXPECT_EQ(f.at("values_in_place"), 0);
+    EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
+  }
+  const nlohmann::json in_place =
+      bench_json("--sizes 2k --scenes flat --validate --value-writes in-place");
+  ASSERT_TRUE(in_place.is_object());
+  const nlohmann::json& frames = in_place.at("scenes")[0].at("frames");
+  for (const auto& f : frames) {
+    SCOPED_TRACE(f.at("frame").get<std::string>());
+    EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
+  }
+  if (in_place.at("device").get<std::string>().find("llvmpipe") != std::string::npos) {
+    EXPECT_EQ(frames[2].at("values_in_place"), 20);    // values_1pct
+    EXPECT_EQ(frames[3].at("values_in_place"), 2000);  // values_all
   }
 }
 

@@ -261,9 +261,9 @@ TEST_P(GpuFrames, ValuesFramesReuseThePlanUntilTheOrderChanges) {
     if (frame < 4) {
       EXPECT_TRUE(fs.plan_reused) << what << ": the first frame's plan";
     }
-    if (fs.plan_reused) {  // the deltas alone: no table, no order entries
+    if (fs.plan_reused) {  // the deltas alone (values not written in place): no table, no order
       EXPECT_EQ(fs.upload_bytes,
-                fs.values_only_entities * sizeof(gpu::ValueDelta) +
+                (fs.values_only_entities - fs.values_in_place) * sizeof(gpu::ValueDelta) +
                     (fs.staged_entities - fs.values_only_entities) * sizeof(gpu::EntityDelta))
           << what;
     }
@@ -289,6 +289,13 @@ INSTANTIATE_TEST_SUITE_P(
                                {.narrow_walk = NarrowWalk::SingleInvocation,
                                 .subgroup_chains = false}},
                       Strategy{"GeneralShaders", {.specialize = false}},
+                      // Value changes as records the GPU scatters (a discrete GPU's way), or
+                      // written in place by update() however few (this CPU device does so by
+                      // default only when they are dense).
+                      Strategy{"StagedValues", {.value_writes = ValueWrites::Staged}},
+                      Strategy{"ValuesInPlace", {.value_writes = ValueWrites::InPlace}},
+                      Strategy{"ValuesInPlaceWholeOrderSkippingTheUnchanged",
+                               {.value_writes = ValueWrites::InPlace, .work_list_max = 0}},
                       // Consecutive levels in one dispatch (measured slower than a dispatch a
                       // level on an H200, an option), and a GPU's default walks and passes.
                       Strategy{"FusedLevels", {.level_passes = LevelPasses::Fused}},
@@ -332,6 +339,9 @@ INSTANTIATE_TEST_SUITE_P(
                                 .max_buffer_bytes = kMinBufferBytes}},
                       Strategy{"TinyPiecesScannedRuns",
                                {.scan_runs = ScanRuns::Always,
+                                .max_buffer_bytes = kMinBufferBytes}},
+                      Strategy{"TinyPiecesValuesInPlace",
+                               {.value_writes = ValueWrites::InPlace,
                                 .max_buffer_bytes = kMinBufferBytes}}),
     [](const ::testing::TestParamInfo<Strategy>& param) { return param.param.name; });
 

@@ -250,6 +250,7 @@ INSTANTIATE_TEST_SUITE_P(
                       AddressingCase{"WholeOrderSkippingTheUnchanged", {.work_list_max = 0}},
                       AddressingCase{"WorkListWheneverPossible", {.work_list_max = UINT32_MAX}},
                       AddressingCase{"GeneralShaders", {.specialize = false}},
+                      AddressingCase{"ValuesInPlace", {.value_writes = ValueWrites::InPlace}},
                       // 16 KiB buffers: the per-slot arrays in pieces of 256 slots, the rare
                       // table of 32 records, the frozen one of 256, the order of 4,096 entries,
                       // the frame's deltas of 256 of either kind.

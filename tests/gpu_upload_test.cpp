@@ -1,5 +1,6 @@
-// What a frame sends to the GPU and how the passes reach it: values alone as 48-byte records,
-// other changed entities as 64-byte ones, the order entries a structural edit rewrites, the
+// What a frame sends to the GPU and how the passes reach it: values alone as 48-byte records (or
+// nothing, written in place where device memory is host memory), other changed entities as
+// 64-byte ones, the order entries a structural edit rewrites, the
 // level table only in the frame that planned it, nothing again when an update() is recorded a
 // second time; and descriptors wherever the data a frame uses fits one binding, however large
 // its buffers grew. Every frame is checked against the CPU reference.
@@ -36,6 +37,7 @@ TEST_F(GpuUploads, EachFrameBindsDescriptorsWhereItsOwnDataFitsOneBinding) {
   build_binary_tree(store, v, 2000);
   Propagator gpu = make_propagator(ctx(), {.max_binding_bytes = 2000 * 48,
                                            .texel_reads = TexelReads::Always,
+                                           .value_writes = ValueWrites::Staged,
                                            .output_layout = OutputLayout::Affine3x4});
   CpuReference cpu;
   auto change = [&](EntityId stride) {
@@ -76,7 +78,8 @@ TEST_F(GpuUploads, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
   }
   // A level table of one entry a level, as separate level passes use (LevelPasses::Fused sends
   // a chunk table beside it: 8 bytes a level more).
-  Propagator gpu = make_propagator(ctx(), {.level_passes = LevelPasses::Separate});
+  Propagator gpu = make_propagator(
+      ctx(), {.value_writes = ValueWrites::Staged, .level_passes = LevelPasses::Separate});
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
   EXPECT_TRUE(gpu.last_frame().full_upload);
@@ -114,8 +117,9 @@ TEST_F(GpuUploads, ScatteredValueChangesUploadOnlyTheirOwnRecords) {
     if (id > 0) store.set_parent(id, (id - 1) / 3);
   }
   // Work lists of at most 1000 entities: the subtrees below the changes hold all 3000.
-  Propagator gpu = make_propagator(
-      ctx(), {.work_list_max = 1000, .level_passes = LevelPasses::Separate});  // one table
+  Propagator gpu = make_propagator(ctx(), {.value_writes = ValueWrites::Staged,
+                                           .work_list_max = 1000,
+                                           .level_passes = LevelPasses::Separate});  // one table
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
 
@@ -196,7 +200,9 @@ TEST_F(GpuUploads, RecordingAnUpdateTwiceSendsAndScattersItOnce) {
     store.set_translation(id, v.vec(2));
     if (id > 0) store.set_parent(id, (id - 1) / 3);
   }
-  Propagator gpu = make_propagator(ctx(), {.work_list_max = 0});  // the whole order, skipping
+  // The whole order, skipping; values staged (a device writing them in place stages none).
+  Propagator gpu =
+      make_propagator(ctx(), {.value_writes = ValueWrites::Staged, .work_list_max = 0});
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
   // Values alone, a Scale added (a whole record), a spawn (an order entry).
@@ -221,6 +227,68 @@ TEST_F(GpuUploads, RecordingAnUpdateTwiceSendsAndScattersItOnce) {
   EXPECT_EQ(twice.upload_bytes, 0u);
   EXPECT_EQ(twice.copy_regions, 0u);
   EXPECT_EQ(once.dispatches, twice.dispatches + 2) << "the two scatters, once";
+}
+
+// Where the device has memory that is device-local and host-visible at once (integrated GPUs
+// and CPU devices, whose device memory is host memory; ValueWrites::Auto uses it there for
+// frames that change a quarter of the slots or more), update() writes plain value changes
+// straight into the per-slot arrays with their dirty marks: nothing is sent or scattered for
+// them, whole order or work list. A frame whose growth
+// replaced a piece of those arrays (copied over on the GPU by its record, which would overwrite
+// what was written) stages its values instead.
+TEST_F(GpuUploads, ValuesWrittenInPlaceAreNeitherSentNorScattered) {
+  VkPhysicalDeviceMemoryProperties mem{};
+  vkGetPhysicalDeviceMemoryProperties(ctx().physical_device(), &mem);
+  constexpr VkMemoryPropertyFlags kShared = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
+                                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                            VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  bool shared = false;
+  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i)
+    shared = shared || (mem.memoryTypes[i].propertyFlags & kShared) == kShared;
+  if (!shared) GTEST_SKIP() << "this device has no device-local host-visible memory";
+  for (uint32_t work_list_max : {0u, UINT32_MAX}) {
+    SCOPED_TRACE(work_list_max ? "work lists" : "the whole order, skipping the unchanged");
+    EntityStore store;
+    ValueSource v(3);
+    build_binary_tree(store, v, 3000);
+    Propagator gpu = make_propagator(
+        ctx(), {.value_writes = ValueWrites::InPlace, .work_list_max = work_list_max});
+    CpuReference cpu;
+    ASSERT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+    for (EntityId id = 0; id < 3000; id += 10) store.set_translation(id, v.vec(2));
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "values"), 1.0);
+    const FrameStats values = gpu.last_frame();
+    EXPECT_EQ(values.values_only_entities, 300u);
+    EXPECT_EQ(values.values_in_place, 300u);
+    if (!work_list_max) {  // the plan and its table serve again: nothing at all to send
+      EXPECT_TRUE(values.plan_reused);
+      EXPECT_EQ(values.upload_bytes, 0u);
+    }
+    // 500 spawned past the arrays' room (an eighth above 3,000 slots) beside 100 new values.
+    for (EntityId id = 5000; id < 5500; ++id) {
+      store.create(id);
+      store.set_translation(id, v.vec(1));
+      store.set_parent(id, id - 5000);
+    }
+    for (EntityId id = 1; id < 1000; id += 10) store.set_translation(id, v.vec(2));
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "grown"), 1.0);
+    EXPECT_EQ(gpu.last_frame().values_only_entities, 100u);
+    EXPECT_EQ(gpu.last_frame().values_in_place, 0u) << "staged behind the piece copy";
+    for (EntityId id = 2; id < 3000; id += 10) store.set_translation(id, v.vec(2));
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "values after growth"), 1.0);
+    EXPECT_EQ(gpu.last_frame().values_in_place, 300u);
+  }
+  // Staged on request: the same frames, the values as records.
+  EntityStore store;
+  ValueSource v(3);
+  build_binary_tree(store, v, 3000);
+  Propagator staged = make_propagator(ctx(), {.value_writes = ValueWrites::Staged});
+  CpuReference cpu;
+  ASSERT_LE(frame_and_compare(staged, cpu, store, "first"), 1.0);
+  for (EntityId id = 0; id < 3000; id += 10) store.set_translation(id, v.vec(2));
+  EXPECT_LE(frame_and_compare(staged, cpu, store, "values"), 1.0);
+  EXPECT_EQ(staged.last_frame().values_in_place, 0u);
+  EXPECT_GE(staged.last_frame().upload_bytes, 300u * sizeof(gpu::ValueDelta));
 }
 
 }  // namespace
