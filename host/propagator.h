@@ -121,7 +121,7 @@ struct FrameStats {
   uint32_t moved_entities = 0;        // entities whose level or parent changed by the edits
   uint32_t compacted_entities = 0;    // entities moved up toward their depth (compact_per_frame)
   uint32_t slack_entities = 0;        // ... queued for that still (an upper bound)
-  uint32_t staged_entities = 0;       // entities whose bytes were staged this frame
+  uint32_t staged_entities = 0;       // entities whose bytes were staged (or written in place)
   uint32_t values_only_entities = 0;  // ... of which only the new values (EntityStore's
                                       // StoreChanges::values, when nothing else depends on them)
   uint32_t values_in_place = 0;       // ... of which written straight into device memory
@@ -264,8 +264,9 @@ enum class ValueWrites : uint8_t {
   Staged,   // 48-byte records in host-visible staging memory, copied to the device and written
             // to their slots by a scatter pass
   // update() writes the values and the dirty marks straight into the arrays' device memory,
-  // which is then allocated host-visible: no staging, no copy, no scatter. Where the device has
-  // no device-local host-visible coherent memory, Staged. A frame whose growth replaced one of
+  // which is then allocated host-visible: no staging, no copy, no scatter. Where the device's
+  // largest device-local heap has no host-visible coherent memory type (a discrete GPU without
+  // resizable BAR), Staged. A frame whose growth replaced one of
   // those arrays' pieces (its contents copied over on the GPU by the record) stages its values.
   InPlace,
 };

@@ -283,6 +283,11 @@ void Propagator::record(VkCommandBuffer cmd) {
   }
   end_label(s, cmd);
   m.timer.stamp(cmd, 2);
+  // The next update() may write values in place (ValueWrites) over what this frame's passes
+  // and copies wrote: their writes made available to the host first.
+  if (m.in_place)
+    barrier(s, cmd, {kComputeWrite.stage | kTransferWrite.stage,
+                     kComputeWrite.access | kTransferWrite.access}, kHostWrite);
   end_label(s, cmd);
   m.timer.recorded_ = true;
 

@@ -26,6 +26,7 @@ inline constexpr Access kTransferWrite{VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELIN
                                        VK_ACCESS_2_TRANSFER_WRITE_BIT};
 inline constexpr Access kTransferRead{VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT};
 inline constexpr Access kHostRead{VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT};
+inline constexpr Access kHostWrite{VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_WRITE_BIT};
 
 // A memory dependency from `src` to `dst`. The shaders reach every array through device
 // addresses, which buffer-range barriers cannot name precisely, so tprop uses global memory

@@ -53,9 +53,11 @@ Result<Buffer> Buffer::create(const ContextState& s, VkDeviceSize size, BufferKi
                   VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
                   VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT;
       prefer = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-      if (kind == BufferKind::DeviceMapped)
+      if (kind == BufferKind::DeviceMapped) {
         want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        prefer = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;  // scattered host stores
+      }
       break;
     case BufferKind::Upload:
       bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;

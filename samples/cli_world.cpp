@@ -160,6 +160,7 @@ std::string world_json(const WorldReport& r) {
     if (f.stats)
       staged = {{"entities", f.stats->staged_entities},
                 {"values_only", f.stats->values_only_entities},
+                {"values_in_place", f.stats->values_in_place},
                 {"moved", f.stats->moved_entities},
                 {"compacted", f.stats->compacted_entities},
                 {"structural_changes", f.stats->structural_changes},

@@ -256,6 +256,11 @@ TEST(Bench, ValueWritesAreWhatTheCommandLineAsksFor) {
   if (in_place.at("device").get<std::string>().find("llvmpipe") != std::string::npos) {
     EXPECT_EQ(frames[2].at("values_in_place"), 20);    // values_1pct
     EXPECT_EQ(frames[3].at("values_in_place"), 2000);  // values_all
+    // By default on this CPU device: in place only a frame that changes a quarter of the slots.
+    const nlohmann::json automatic = bench_json("--sizes 2k --scenes flat");
+    const nlohmann::json& by_default = automatic.at("scenes")[0].at("frames");
+    EXPECT_EQ(by_default[2].at("values_in_place"), 0);
+    EXPECT_EQ(by_default[3].at("values_in_place"), 2000);
   }
 }
 

@@ -296,6 +296,16 @@ INSTANTIATE_TEST_SUITE_P(
                       Strategy{"ValuesInPlace", {.value_writes = ValueWrites::InPlace}},
                       Strategy{"ValuesInPlaceWholeOrderSkippingTheUnchanged",
                                {.value_writes = ValueWrites::InPlace, .work_list_max = 0}},
+                      // ... beside passes that mark what they recompute themselves.
+                      Strategy{"ValuesInPlaceSkippingPointerJumpingScans",
+                               {.value_writes = ValueWrites::InPlace,
+                                .work_list_max = 0,
+                                .narrow_walk = NarrowWalk::Jump,
+                                .scan_runs = ScanRuns::Always}},
+                      Strategy{"ValuesInPlaceSkippingFusedLevels",
+                               {.value_writes = ValueWrites::InPlace,
+                                .work_list_max = 0,
+                                .level_passes = LevelPasses::Fused}},
                       // Consecutive levels in one dispatch (measured slower than a dispatch a
                       // level on an H200, an option), and a GPU's default walks and passes.
                       Strategy{"FusedLevels", {.level_passes = LevelPasses::Fused}},

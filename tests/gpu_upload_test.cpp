@@ -193,40 +193,49 @@ TEST_F(GpuUploads, RareRecordsTakeDeviceAddressesOnlyWhenThoseInUsePassOneBindin
 // sends nothing and scatters nothing; its passes, under a new frame number, find no change to
 // recompute, and the results stay.
 TEST_F(GpuUploads, RecordingAnUpdateTwiceSendsAndScattersItOnce) {
-  EntityStore store;
-  ValueSource v(11);
-  for (EntityId id = 0; id < 3000; ++id) {
-    store.create(id);
-    store.set_translation(id, v.vec(2));
-    if (id > 0) store.set_parent(id, (id - 1) / 3);
+  for (ValueWrites writes : {ValueWrites::Staged, ValueWrites::InPlace}) {
+    const bool staged = writes == ValueWrites::Staged;
+    SCOPED_TRACE(staged ? "values staged" : "values in place (where the device allows)");
+    EntityStore store;
+    ValueSource v(11);
+    for (EntityId id = 0; id < 3000; ++id) {
+      store.create(id);
+      store.set_translation(id, v.vec(2));
+      if (id > 0) store.set_parent(id, (id - 1) / 3);
+    }
+    // The whole order, skipping the unchanged.
+    Propagator gpu = make_propagator(ctx(), {.value_writes = writes, .work_list_max = 0});
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+    // Values alone, a Scale added (a whole record), a spawn (an order entry).
+    for (EntityId id = 5; id < 3000; id += 10) store.set_translation(id, v.vec(2));
+    store.set_scale(7, 2.0f);
+    store.create(5000);
+    store.set_translation(5000, v.vec(1));
+    store.set_parent(5000, 100);
+    FrameStats once, twice;
+    auto recorded_twice = [&]() -> Status {
+      if (Status st = gpu.update(store); !st) return st;
+      if (Status st = gpu.run_staged(store); !st) return st;
+      once = gpu.last_frame();
+      if (Status st = gpu.run_staged(store); !st) return st;
+      twice = gpu.last_frame();
+      return ok_status();
+    };
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "recorded twice", recorded_twice), 1.0);
+    EXPECT_EQ(once.values_only_entities, 300u);
+    EXPECT_EQ(once.staged_entities, 302u);  // 7 and 5000 whole
+    const uint32_t staged_values = once.values_only_entities - once.values_in_place;
+    if (staged) {
+      EXPECT_EQ(staged_values, 300u);
+    }
+    EXPECT_GE(once.upload_bytes,
+              staged_values * sizeof(gpu::ValueDelta) + 2u * sizeof(gpu::EntityDelta));
+    EXPECT_EQ(twice.upload_bytes, 0u);
+    EXPECT_EQ(twice.copy_regions, 0u);
+    // The scatters (one per kind of record sent), once.
+    EXPECT_EQ(once.dispatches, twice.dispatches + (staged_values ? 2 : 1));
   }
-  // The whole order, skipping; values staged (a device writing them in place stages none).
-  Propagator gpu =
-      make_propagator(ctx(), {.value_writes = ValueWrites::Staged, .work_list_max = 0});
-  CpuReference cpu;
-  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
-  // Values alone, a Scale added (a whole record), a spawn (an order entry).
-  for (EntityId id = 5; id < 3000; id += 10) store.set_translation(id, v.vec(2));
-  store.set_scale(7, 2.0f);
-  store.create(5000);
-  store.set_translation(5000, v.vec(1));
-  store.set_parent(5000, 100);
-  FrameStats once, twice;
-  auto recorded_twice = [&]() -> Status {
-    if (Status st = gpu.update(store); !st) return st;
-    if (Status st = gpu.run_staged(store); !st) return st;
-    once = gpu.last_frame();
-    if (Status st = gpu.run_staged(store); !st) return st;
-    twice = gpu.last_frame();
-    return ok_status();
-  };
-  EXPECT_LE(frame_and_compare(gpu, cpu, store, "recorded twice", recorded_twice), 1.0);
-  EXPECT_EQ(once.values_only_entities, 300u);
-  EXPECT_EQ(once.staged_entities, 302u);  // 7 and 5000 whole
-  EXPECT_GE(once.upload_bytes, 300u * sizeof(gpu::ValueDelta) + 2u * sizeof(gpu::EntityDelta));
-  EXPECT_EQ(twice.upload_bytes, 0u);
-  EXPECT_EQ(twice.copy_regions, 0u);
-  EXPECT_EQ(once.dispatches, twice.dispatches + 2) << "the two scatters, once";
 }
 
 // Where the device has memory that is device-local and host-visible at once (integrated GPUs
