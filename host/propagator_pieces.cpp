@@ -68,22 +68,8 @@ void Propagator::Impl::init_pieced_arrays() {
   const VkPhysicalDeviceType type = s->properties.deviceType;
   const bool uma = type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
                    type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-  constexpr VkMemoryPropertyFlags kShared = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
-                                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                            VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  // ... in the largest device-local heap: a discrete GPU's host-visible window without resizable
-  // BAR (256 MiB) would run out at a few million slots.
-  VkDeviceSize largest = 0;
-  for (uint32_t h = 0; h < s->memory.memoryHeapCount; ++h)
-    if (s->memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
-      largest = std::max(largest, s->memory.memoryHeaps[h].size);
-  bool shared = false;
-  for (uint32_t i = 0; i < s->memory.memoryTypeCount; ++i) {
-    const VkMemoryType& t = s->memory.memoryTypes[i];
-    shared = shared ||
-             ((t.propertyFlags & kShared) == kShared && s->memory.memoryHeaps[t.heapIndex].size == largest);
-  }
-  in_place = shared && (writes == ValueWrites::InPlace || (writes == ValueWrites::Auto && uma));
+  in_place = device_mapped_memory(*s) &&
+             (writes == ValueWrites::InPlace || (writes == ValueWrites::Auto && uma));
   if (in_place)
     for (Pieced* m : {&arrays[kTranslation], &arrays[kRotation], &arrays[kScale], &dirty})
       m->device_kind = BufferKind::DeviceMapped;

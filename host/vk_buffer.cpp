@@ -3,6 +3,8 @@
 #include "vk_buffer.h"
 #include "vk_debug.h"
 
+#include <algorithm>
+
 namespace tprop {
 
 namespace {
@@ -24,7 +26,28 @@ int find_memory_type(const VkPhysicalDeviceMemoryProperties& mem, uint32_t bits,
 
 std::string mib(VkDeviceSize bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
+// The memory types DeviceMapped may use: device-local, host-visible and coherent, in the largest
+// device-local heap (a discrete GPU's host-visible window without resizable BAR, 256 MiB, would
+// run out at a few million slots).
+uint32_t device_mapped_types(const VkPhysicalDeviceMemoryProperties& mem) {
+  constexpr VkMemoryPropertyFlags kShared = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
+                                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                            VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  VkDeviceSize largest = 0;
+  for (uint32_t h = 0; h < mem.memoryHeapCount; ++h)
+    if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      largest = std::max(largest, mem.memoryHeaps[h].size);
+  uint32_t types = 0;
+  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i)
+    if ((mem.memoryTypes[i].propertyFlags & kShared) == kShared &&
+        mem.memoryHeaps[mem.memoryTypes[i].heapIndex].size == largest)
+      types |= 1u << i;
+  return types;
+}
+
 }  // namespace
+
+bool device_mapped_memory(const ContextState& s) { return device_mapped_types(s.memory) != 0; }
 
 Result<Buffer> Buffer::create(const VulkanContext& context, VkDeviceSize size, BufferKind kind,
                               const std::string& name) {
@@ -78,7 +101,10 @@ Result<Buffer> Buffer::create(const ContextState& s, VkDeviceSize size, BufferKi
 
   VkMemoryRequirements req{};
   s.vk.vkGetBufferMemoryRequirements(s.device, out.buffer_, &req);
-  const int type = find_memory_type(s.memory, req.memoryTypeBits, want, prefer);
+  const uint32_t allowed = kind == BufferKind::DeviceMapped
+                              ? req.memoryTypeBits & device_mapped_types(s.memory)
+                              : req.memoryTypeBits;
+  const int type = find_memory_type(s.memory, allowed, want, prefer);
   if (type < 0)
     return Error{"no suitable memory type for buffer '" + name + "' on this device (it needs " +
                  std::string(kind == BufferKind::DeviceStorage ? "device"

@@ -18,10 +18,14 @@ class VulkanContext;
 
 enum class BufferKind {
   DeviceStorage,  // device-local, storage + transfer src/dst, device address
-  DeviceMapped,   // DeviceStorage in device-local, host-visible, coherent memory, mapped
+  DeviceMapped,   // DeviceStorage in device-local, host-visible, coherent memory of the largest
+                  // device-local heap, mapped (where device_mapped_memory())
   Upload,         // host-visible coherent, mapped, transfer src
   Readback,       // host-visible (cached when offered), mapped, transfer dst
 };
+
+// Whether the device has memory for BufferKind::DeviceMapped.
+bool device_mapped_memory(const ContextState& context);
 
 class Buffer {
  public:
