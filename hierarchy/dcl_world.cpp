@@ -61,6 +61,12 @@ struct DclWorld::SceneData {
   }
 };
 
+struct DclWorld::Staged {
+  SceneData* scene = nullptr;
+  size_t chunk = 0;  // the index of its chunk's status
+  CrdtMessage message;
+};
+
 DclWorld::DclWorld() = default;
 DclWorld::~DclWorld() = default;
 DclWorld::DclWorld(DclWorld&&) noexcept = default;
@@ -162,26 +168,59 @@ void DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
   for_each_entity_to_sync(m, r, [&](EntityId e) { sync(sc, e); });
 }
 
-// A message costs a few cache misses in a big world (its CRDT record, its number's record,
-// its store record), each waiting for the one before when applied alone. Held in batches of
-// kBatch, the messages' records are requested together, then their store records, and only
-// then applied: the misses overlap. Messages are applied in stream order, so the outcome is
-// the same as one at a time.
-constexpr size_t kBatch = 16;
+// A message costs a few cache misses in a big world (its CRDT record, its number's record, its
+// store record), each waiting for the one before when applied alone, and a world's frame brings
+// each scene only a dozen messages or so. So the messages of every chunk of a feed go through
+// one pipeline, scene after scene: when a message is read, its CRDT and number records are
+// requested; kStoreAhead messages later, its number's record has arrived and names the store
+// records to request (request_store); kApplyAhead messages later it is applied. The misses of
+// about kApplyAhead messages, of several scenes, overlap. Messages are applied in the order
+// they were read, every message of a feed before it returns, so the outcome is the same as one
+// at a time.
+constexpr size_t kStoreAhead = 4;
+constexpr size_t kApplyAhead = 8;
+constexpr size_t kPipeline = 16;  // a power of two above kApplyAhead
+static_assert(kStoreAhead < kApplyAhead && kApplyAhead < kPipeline &&
+              (kPipeline & (kPipeline - 1)) == 0);
 
-void DclWorld::stage(SceneData& sc, const CrdtMessage& m) {
-  if (batch_.size() < kBatch) batch_.resize(kBatch);
-  batch_[batched_++] = m;  // reuses the data's capacity
-  if (batched_ == kBatch) flush(sc);
+void DclWorld::stage(SceneData& sc, size_t chunk, const CrdtMessage& m) {
+  if (pipeline_.empty()) pipeline_.resize(kPipeline);
+  Staged& staged = pipeline_[read_ % kPipeline];
+  staged.scene = &sc;
+  staged.chunk = chunk;
+  staged.message = m;  // reuses the data's capacity
+  ++read_;
+  sc.state.prefetch(m.entity);
+  const uint16_t n = dcl_entity_number(m.entity);
+  if (n < sc.numbers.size()) __builtin_prefetch(&sc.numbers[n]);
+  if (read_ - requested_ > kStoreAhead) request_store(pipeline_[requested_++ % kPipeline]);
+  if (read_ - applied_ > kApplyAhead) apply_staged();
 }
 
-// The store entries that applying m reads first, requested once its number's record (which
-// holds the slot) has arrived: the entity's record and, by a guess from the message alone,
-// what destroying it or naming it another parent reads in the store: its links (parent,
-// siblings, children) and, for a destruction, its id-map entry; for a re-parent, the records
-// of both parents' numbers, whose slots the new links name. A wrong guess costs a few wasted
-// requests, never a wrong result.
-void DclWorld::request_store(const SceneData& sc, const CrdtMessage& m) {
+void DclWorld::apply_staged() {
+  Staged& staged = pipeline_[applied_++ % kPipeline];
+  try {
+    apply(*staged.scene, staged.message);
+  } catch (const std::exception& e) {  // std::bad_alloc
+    Status& st = (*statuses_)[staged.chunk];
+    if (st) st = Error{"scene '" + staged.scene->name + "': " + e.what()};
+  }
+}
+
+void DclWorld::drain() {
+  while (requested_ < read_) request_store(pipeline_[requested_++ % kPipeline]);
+  while (applied_ < read_) apply_staged();
+}
+
+// The store entries that applying a message reads first, requested once its number's record
+// (which holds the slot) has arrived: the entity's record and, by a guess from the message
+// alone, what destroying it or naming it another parent reads in the store: its links (parent,
+// siblings, children) and, for a destruction, its id-map entry; for a re-parent, the records of
+// both parents' numbers, whose slots the new links name. The messages read before it may not
+// have been applied yet: a wrong guess costs a few wasted requests, never a wrong result.
+void DclWorld::request_store(const Staged& staged) {
+  const SceneData& sc = *staged.scene;
+  const CrdtMessage& m = staged.message;
   const uint16_t n = dcl_entity_number(m.entity);
   if (n == 0) return;
   const bool dies =
@@ -194,8 +233,12 @@ void DclWorld::request_store(const SceneData& sc, const CrdtMessage& m) {
     const uint16_t p = dcl_entity_number(parent);
     if (p != 0 && p < sc.numbers.size()) __builtin_prefetch(&sc.numbers[p]);
   };
-  // (Requesting what a creation looks up as well measured no better.)
-  if (n >= sc.numbers.size() || !(sc.numbers[n].flags & kHeld)) return;
+  if (n >= sc.numbers.size() || !(sc.numbers[n].flags & kHeld)) {
+    // Most likely a creation, whose id the store's id map takes: a miss in a cold map (a frame
+    // after the GPU's evaluation has passed through the cache).
+    if (!dies) store_.prefetch_id(sc.id(n));
+    return;
+  }
   const NumberRecord& r = sc.numbers[n];
   store_.prefetch(r.slot);
   if (dies) {
@@ -208,47 +251,34 @@ void DclWorld::request_store(const SceneData& sc, const CrdtMessage& m) {
   }
 }
 
-void DclWorld::flush(SceneData& sc) {
-  for (size_t i = 0; i < batched_; ++i) {
-    const EntityId e = batch_[i].entity;
-    sc.state.prefetch(e);
-    const uint16_t n = dcl_entity_number(e);
-    if (n < sc.numbers.size()) __builtin_prefetch(&sc.numbers[n]);
-  }
-  for (size_t i = 0; i < batched_; ++i) request_store(sc, batch_[i]);
-  const size_t count = batched_;
-  batched_ = 0;
-  for (size_t i = 0; i < count; ++i) apply(sc, batch_[i]);
-}
-
 Status DclWorld::feed(SceneId s, std::span<const uint8_t> bytes) {
-  SceneData& sc = scene(s);
-  Status st = feed_crdt_bytes(sc.reader, bytes, [&](const CrdtMessage& m) { stage(sc, m); });
-  // The messages before the end, or before a malformed one, are applied whatever happens.
-  try {
-    flush(sc);
-  } catch (const std::exception& e) {  // std::bad_alloc
-    batched_ = 0;
-    if (st) st = Error{e.what()};
-  }
-  if (!st) return Error{"scene '" + sc.name + "': " + st.error().message};
-  return st;
+  const Chunk chunk{s, bytes};
+  return std::move(feed(std::span<const Chunk>(&chunk, 1)).front());
 }
 
 std::vector<Status> DclWorld::feed(std::span<const Chunk> chunks) {
-  std::vector<Status> out;
-  out.reserve(chunks.size());
+  assert(read_ == applied_);
+  std::vector<Status> out(chunks.size(), ok_status());
+  statuses_ = &out;
   for (size_t i = 0; i < chunks.size(); ++i) {
-    if (i + 1 < chunks.size()) {
-      // The next scene's record and first bytes, a chain of misses otherwise paid one after
-      // the other at its start.
-      const Chunk& next = chunks[i + 1];
+    // The scenes ahead: a chain of misses otherwise paid one after the other at a scene's
+    // start. Two chunks ahead its record and first bytes; one ahead, what the record points to
+    // that the pipeline reads first, its CRDT state's table of pages.
+    if (i + 2 < chunks.size()) {
+      const Chunk& next = chunks[i + 2];
       const char* data = reinterpret_cast<const char*>(&scene(next.scene));
       for (size_t at = 0; at < sizeof(SceneData); at += 64) __builtin_prefetch(data + at);
       if (!next.bytes.empty()) __builtin_prefetch(next.bytes.data());
     }
-    out.push_back(feed(chunks[i].scene, chunks[i].bytes));
+    if (i + 1 < chunks.size()) scene(chunks[i + 1].scene).state.prefetch_pages();
+    SceneData& sc = scene(chunks[i].scene);
+    // The messages before the end, or before a malformed one, are applied whatever happens.
+    Status st =
+        feed_crdt_bytes(sc.reader, chunks[i].bytes, [&](const CrdtMessage& m) { stage(sc, i, m); });
+    if (!st && out[i]) out[i] = Error{"scene '" + sc.name + "': " + st.error().message};
   }
+  drain();
+  statuses_ = nullptr;
   return out;
 }
 

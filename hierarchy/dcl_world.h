@@ -118,13 +118,15 @@ class DclWorld {
 
  private:
   struct SceneData;
+  struct Staged;  // a message read, on its way through the feed's pipeline
 
   SceneData& scene(SceneId s);
   const SceneData& scene(SceneId s) const;
   void apply(SceneData& sc, const CrdtMessage& m);
-  void stage(SceneData& sc, const CrdtMessage& m);
-  void request_store(const SceneData& sc, const CrdtMessage& m);
-  void flush(SceneData& sc);
+  void stage(SceneData& sc, size_t chunk, const CrdtMessage& m);
+  void request_store(const Staged& staged);
+  void apply_staged();
+  void drain();
   void sync(SceneData& sc, EntityId e);
   void release(SceneData& sc, uint16_t number);
   void relink(SceneData& sc, uint16_t number);
@@ -140,9 +142,13 @@ class DclWorld {
   std::vector<std::unique_ptr<SceneData>> scenes_;  // by slot; null for a free slot
   std::vector<SceneId> free_slots_;
   size_t scene_count_ = 0;
-  // Messages read but not yet applied (feed applies them a few at a time, see flush()).
-  std::vector<CrdtMessage> batch_;
-  size_t batched_ = 0;
+  // Messages read but not yet applied: a ring, by count of messages read (see stage()). Empty
+  // between calls; feed() applies every message it read before it returns.
+  std::vector<Staged> pipeline_;
+  uint64_t read_ = 0;
+  uint64_t requested_ = 0;  // request_store() done for the messages before
+  uint64_t applied_ = 0;
+  std::vector<Status>* statuses_ = nullptr;  // the feed's, by chunk
 };
 
 }  // namespace tprop

@@ -191,8 +191,8 @@ TEST(DclWorld, RemovingASceneDestroysExactlyItsEntitiesAndItsSlotIsReused) {
   EXPECT_EQ(w.scenes(), (std::vector<SceneId>{a, b}));
 }
 
-// feed() applies messages a batch at a time: the ones before a malformed message are applied
-// all the same, and the error names the scene and the message's offset.
+// feed() applies messages some way behind reading them (a pipeline): the ones before a
+// malformed message are applied all the same, and the error names the scene and the offset.
 TEST(DclWorld, MessagesBeforeAMalformedOneAreAppliedAndTheErrorNamesTheScene) {
   DclWorld w;
   const SceneId s = w.add_scene("broken", {0, 0}).value();
