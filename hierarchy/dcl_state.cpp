@@ -80,7 +80,7 @@ const CrdtState::EntityRecord* CrdtState::locate(EntityId e) const {
   const NumberRecord* nr = number(dcl_entity_number(e));
   if (!nr || !(nr->flags & kLive)) return nullptr;
   const uint16_t v = dcl_entity_version(e);
-  if (nr->version == v) return &nr->held;
+  if (nr->version == v) return &nr->held();
   if (!(nr->flags & kExtras)) return nullptr;
   const auto it = extras_.find(extra_key(dcl_entity_number(e), v));
   return it == extras_.end() ? nullptr : &it->second;
@@ -101,9 +101,9 @@ CrdtState::EntityRecord& CrdtState::record(NumberRecord& nr, EntityId e, bool& c
     nr.version = v;
     created = true;
     ++live_count_;
-    return nr.held;
+    return nr.held();
   }
-  if (nr.version == v) return nr.held;
+  if (nr.version == v) return nr.held();
   auto [it, inserted] = extras_.try_emplace(extra_key(n, v));
   if (inserted) {
     nr.flags |= kExtras;
@@ -230,7 +230,7 @@ CrdtApplyResult CrdtState::apply_delete_entity(EntityId e) {
   removed_.clear();
   if ((nr.flags & kLive) && nr.version <= version) {
     removed_.push_back(dcl_entity_id(n, nr.version));
-    forget(nr.held);
+    forget(nr.held());
     nr.flags &= uint8_t(~kLive);
     --live_count_;
   }
@@ -248,7 +248,7 @@ CrdtApplyResult CrdtState::apply_delete_entity(EntityId e) {
       nr.flags &= uint8_t(~kExtras);
     } else if (!(nr.flags & kLive)) {
       // The version held in place died and a later one lives: it takes the place.
-      nr.held = std::move(it->second);
+      nr.held() = std::move(it->second);
       nr.version = uint16_t(it->first);
       nr.flags |= kLive;
       extras_.erase(it);

@@ -249,3 +249,39 @@ TEST(CrdtState, CountsEveryMessageByTypeAndOutcome) {
 
 }  // namespace
 }  // namespace tprop
+
+// The 45-byte value holder keeps its bytes through copies, moves and assignments from its own
+// bytes, in place and on the heap, and a heap block shrunk below kInline is reused, not leaked
+// (the sanitizer build checks the leak).
+TEST(SmallBytes, KeepsItsBytesThroughCopiesMovesAndAssignmentsFromItself) {
+  using tprop::SmallBytes;
+  std::vector<uint8_t> big(200), small(SmallBytes::kInline);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = uint8_t(i * 13 + 1);
+  for (size_t i = 0; i < small.size(); ++i) small[i] = uint8_t(i + 100);
+  SmallBytes a(big);
+  EXPECT_EQ(a, std::span<const uint8_t>(big));
+  SmallBytes b = a;  // a copy has its own block
+  a.assign(small);   // a keeps its block for the short value
+  EXPECT_EQ(a, std::span<const uint8_t>(small));
+  EXPECT_EQ(b, std::span<const uint8_t>(big));
+  b.assign(b.span().subspan(10, 150));  // from its own bytes, overlapping
+  EXPECT_EQ(b, std::span<const uint8_t>(big).subspan(10, 150));
+  b.assign(b.span().first(20));
+  EXPECT_EQ(b, std::span<const uint8_t>(big).subspan(10, 20));
+  SmallBytes c(std::move(b));
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(c, std::span<const uint8_t>(big).subspan(10, 20));
+  c.assign(big);  // longer than the block: a new one
+  EXPECT_EQ(c, std::span<const uint8_t>(big));
+  SmallBytes d(small);
+  d = std::move(c);
+  EXPECT_EQ(d, std::span<const uint8_t>(big));
+  const SmallBytes& same = d;
+  d = same;  // self-assignment keeps it
+  EXPECT_EQ(d, std::span<const uint8_t>(big));
+  d.clear();
+  EXPECT_TRUE(d.empty());
+  d.assign(small);
+  EXPECT_EQ(d, std::span<const uint8_t>(small));
+  EXPECT_EQ(sizeof(SmallBytes), SmallBytes::kInline + 1);
+}
