@@ -6,7 +6,6 @@
 namespace tprop {
 
 namespace {
-constexpr uint32_t kNone = LevelOrder::kNone;
 // Room every segment gets beyond its eighth of slack, so a small level does not relocate at its
 // first insertion. Small, because a chain has one level per entity.
 constexpr uint32_t kMinSegment = 2;
