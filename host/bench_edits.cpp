@@ -61,12 +61,17 @@ EditSummary change_values(EntityStore& store, EditRandom& rng, uint32_t stride) 
   return s;
 }
 
-EditSummary spawn_despawn(EntityStore& store, EditRandom& rng, EntityId& next_id) {
+struct SpawnCounts {
+  uint64_t created = 0;
+  uint64_t destroyed = 0;
+};
+
+SpawnCounts spawn_and_despawn(EntityStore& store, EditRandom& rng, EntityId& next_id) {
   const uint64_t count = std::min<uint64_t>(kSpawned, store.size() / 10);
-  uint64_t destroyed = 0, created = 0;
+  SpawnCounts n;
   for (uint64_t i = 0; i < count; ++i) {
     const uint32_t slot = rng.live_slot(store);
-    if (slot != EntityStore::kNoSlot && store.destroy(store.id_at(slot))) ++destroyed;
+    if (slot != EntityStore::kNoSlot && store.destroy(store.id_at(slot))) ++n.destroyed;
   }
   for (uint64_t i = 0; i < count; ++i) {
     const uint32_t parent_slot = rng.live_slot(store);
@@ -76,11 +81,16 @@ EditSummary spawn_despawn(EntityStore& store, EditRandom& rng, EntityId& next_id
     store.set_rotation(id, nudged(make_quat(0, 0, 0, 1), rng.offset(1.0f)));
     store.set_scale(id, 0.8f + 0.45f * rng.unit());
     if (parent_slot != EntityStore::kNoSlot) store.set_parent(id, store.id_at(parent_slot));
-    ++created;
+    ++n.created;
   }
+  return n;
+}
+
+EditSummary spawn_despawn(EntityStore& store, EditRandom& rng, EntityId& next_id) {
+  const SpawnCounts n = spawn_and_despawn(store, rng, next_id);
   EditSummary s;
-  s.entities = destroyed + created;
-  s.what = std::to_string(created) + " spawned, " + std::to_string(destroyed) + " despawned";
+  s.entities = n.destroyed + n.created;
+  s.what = std::to_string(n.created) + " spawned, " + std::to_string(n.destroyed) + " despawned";
   return s;
 }
 
@@ -97,6 +107,17 @@ EditSummary reparent(EntityStore& store, EditRandom& rng) {
     ++s.entities;
   }
   s.what = std::to_string(s.entities) + " re-parented";
+  return s;
+}
+
+// Issue 9's mixed frame: the spawns and despawns, then the re-parents, in one frame.
+EditSummary churn(EntityStore& store, EditRandom& rng, EntityId& next_id) {
+  const SpawnCounts n = spawn_and_despawn(store, rng, next_id);
+  const EditSummary moved = reparent(store, rng);
+  EditSummary s;
+  s.entities = n.created + n.destroyed + moved.entities;
+  s.what = "+" + std::to_string(n.created) + " -" + std::to_string(n.destroyed) + ", " +
+           moved.what;  // "+1000 -1000, 100 re-parented"
   return s;
 }
 
@@ -141,6 +162,7 @@ const char* frame_kind_name(FrameKind kind) {
     case FrameKind::ValuesAll: return "values_all";
     case FrameKind::SpawnDespawn: return "spawn_despawn";
     case FrameKind::Reparent: return "reparent";
+    case FrameKind::Churn: return "churn";
     case FrameKind::SubtreeMove: return "subtree_move";
   }
   return "?";
@@ -151,7 +173,8 @@ std::vector<FrameKind> frames_for(bool structural) {
                                    FrameKind::ValuesAll};
   if (structural)
     frames.insert(frames.end(),
-                  {FrameKind::SpawnDespawn, FrameKind::Reparent, FrameKind::SubtreeMove});
+                  {FrameKind::SpawnDespawn, FrameKind::Reparent, FrameKind::Churn,
+                   FrameKind::SubtreeMove});
   return frames;
 }
 
@@ -165,6 +188,7 @@ EditSummary apply_edit(FrameKind kind, EntityStore& store, uint64_t seed, Entity
     case FrameKind::ValuesAll: return change_values(store, rng, 1);
     case FrameKind::SpawnDespawn: return spawn_despawn(store, rng, next_id);
     case FrameKind::Reparent: return reparent(store, rng);
+    case FrameKind::Churn: return churn(store, rng, next_id);
     case FrameKind::SubtreeMove: return move_subtree(store, rng);
   }
   assert(false && "every frame kind has an edit");

@@ -19,13 +19,16 @@ enum class FrameKind {
                  // whole scene sent and evaluated, its buffers and pipelines warm
   SpawnDespawn,  // 1,000 entities destroyed, then 1,000 created under random parents
   Reparent,      // 100 entities take another parent
+  Churn,         // both at once, issue 9's mixed frame: 1,000 destroyed, 1,000 created, then
+                 // 100 re-parented
   SubtreeMove,   // the subtree closest to 10% of the scene moves under another parent
 };
 
-// "full", "steady", "values_1pct", "values_all", "spawn_despawn", "reparent", "subtree_move".
+// "full", "steady", "values_1pct", "values_all", "spawn_despawn", "reparent", "churn",
+// "subtree_move".
 const char* frame_kind_name(FrameKind kind);
 
-// Every scene runs full, steady and the two values frames; structural scenes then the three
+// Every scene runs full, steady and the two values frames; structural scenes then the four
 // structural frames.
 std::vector<FrameKind> frames_for(bool structural);
 

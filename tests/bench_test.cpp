@@ -35,7 +35,8 @@ std::vector<std::string> frame_names(const nlohmann::json& scene) {
 
 const std::vector<std::string> kPlainFrames = {"full", "steady", "values_1pct", "values_all"};
 const std::vector<std::string> kStructuralFrames = {
-    "full", "steady", "values_1pct", "values_all", "spawn_despawn", "reparent", "subtree_move"};
+    "full", "steady",   "values_1pct", "values_all", "spawn_despawn",
+    "reparent", "churn", "subtree_move"};
 
 TEST(Bench, HelpPrintsUsageOnStdoutAndExitsZero) {
   const Outcome o = run_bench("--help");
