@@ -158,6 +158,16 @@ Error CrdtStreamReader::fail(std::string message) {
   return *error_;
 }
 
+void CrdtStreamReader::stop(const char* why) noexcept {
+  try {
+    fail(why);
+  } catch (...) {  // the message could not be made either
+    error_ = Error{"out of memory"};  // short enough to need no allocation
+    buffer_.clear();
+    read_ = 0;
+  }
+}
+
 Result<std::optional<CrdtMessage>> CrdtStreamReader::next() {
   CrdtMessage m;
   Result<bool> got = next(m);

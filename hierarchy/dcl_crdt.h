@@ -112,6 +112,10 @@ class CrdtStreamReader {
   // The stream has ended: an error when an incomplete message is left over (its length runs
   // past the end of the stream), or when the reader already failed.
   Status finish() const;
+  // Stops the stream at the next message to read, with an error as sticky as a malformed
+  // message's, naming `why`: for a caller that could not take a message the reader handed out
+  // (out of memory), so that nothing after it is read as if the stream were whole.
+  void stop(const char* why) noexcept;
 
   // The stream offset of the next message to read (all earlier bytes have been consumed).
   uint64_t offset() const { return consumed_; }

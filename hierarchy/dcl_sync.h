@@ -44,15 +44,21 @@ void put_dcl_transform_values(EntityStore& store, uint32_t slot, const DclTransf
 void remove_dcl_transform_values(EntityStore& store, EntityId id);
 
 // Appends bytes to the reader and calls apply(message) for every message they complete. A
-// malformed message is an error naming its offset; everything before it stays applied.
+// malformed message is an error naming its offset; everything before it stays applied. So is a
+// message that could not be read or applied (out of memory): the reader stops there for good,
+// since the state now lacks that message.
 template <class Apply>
 Status feed_crdt_bytes(CrdtStreamReader& reader, std::span<const uint8_t> bytes, Apply&& apply) {
   try {
     CrdtMessage m;  // read into again and again
     return reader.feed(bytes, m, apply);
   } catch (const std::exception& e) {  // std::bad_alloc: nothing else throws here
-    return Error{"CRDT stream at byte offset " + std::to_string(reader.offset()) + ": " +
-                 e.what()};
+    reader.stop(e.what());
+  }
+  try {
+    return reader.finish();  // the error stop() left
+  } catch (...) {
+    return Error{"out of memory"};
   }
 }
 

@@ -36,6 +36,9 @@ struct NumberRecord {
 struct DclWorld::SceneData {
   SceneId slot = 0;
   uint32_t root_slot = EntityStore::kNoSlot;  // the root's store slot
+  // Set when applying one of its messages failed (out of memory): the state lacks that message,
+  // so the scene's stream stops there, as at a malformed message; every later feed says so.
+  std::optional<Error> failure;
   std::string name;
   DclParcel parcel;
   CrdtState state;
@@ -197,14 +200,44 @@ void DclWorld::stage(SceneData& sc, size_t chunk, const CrdtMessage& m) {
   if (read_ - applied_ > kApplyAhead) apply_staged();
 }
 
-void DclWorld::apply_staged() {
-  Staged& staged = pipeline_[applied_++ % kPipeline];
+namespace {
+
+// "scene 'NAME': what", or where even that cannot be allocated a message short enough for the
+// string's own room (no allocation).
+Error scene_error(const std::string& scene, const char* what) noexcept {
   try {
-    apply(*staged.scene, staged.message);
-  } catch (const std::exception& e) {  // std::bad_alloc
-    Status& st = (*statuses_)[staged.chunk];
-    if (st) st = Error{"scene '" + staged.scene->name + "': " + e.what()};
+    return Error{"scene '" + scene + "': " + what};
+  } catch (...) {
+    return Error{"out of memory"};
   }
+}
+
+// The first error of a chunk stands.
+void set_error(Status& st, const Error& e) noexcept {
+  if (!st) return;
+  try {
+    st = e;
+  } catch (...) {
+    st = Error{"out of memory"};
+  }
+}
+
+}  // namespace
+
+void DclWorld::apply_staged() noexcept {
+  Staged& staged = pipeline_[applied_++ % kPipeline];
+  SceneData& sc = *staged.scene;
+  if (!sc.failure) {
+    try {
+      apply(sc, staged.message);
+      return;
+    } catch (const std::exception& e) {  // std::bad_alloc: nothing else throws here
+      sc.failure = scene_error(sc.name, e.what());
+    } catch (...) {
+      sc.failure = scene_error(sc.name, "unknown exception");
+    }
+  }
+  set_error((*statuses_)[staged.chunk], *sc.failure);
 }
 
 void DclWorld::drain() {
@@ -257,7 +290,8 @@ Status DclWorld::feed(SceneId s, std::span<const uint8_t> bytes) {
 }
 
 std::vector<Status> DclWorld::feed(std::span<const Chunk> chunks) {
-  assert(read_ == applied_);
+  assert(read_ == applied_ && "feed() leaves no message unapplied");
+  // (The one allocation that may throw out of feed(), before anything is read.)
   std::vector<Status> out(chunks.size(), ok_status());
   statuses_ = &out;
   for (size_t i = 0; i < chunks.size(); ++i) {
@@ -272,18 +306,29 @@ std::vector<Status> DclWorld::feed(std::span<const Chunk> chunks) {
     }
     if (i + 1 < chunks.size()) scene(chunks[i + 1].scene).state.prefetch_pages();
     SceneData& sc = scene(chunks[i].scene);
+    if (sc.failure) {
+      set_error(out[i], *sc.failure);
+      continue;
+    }
     // The messages before the end, or before a malformed one, are applied whatever happens.
-    Status st =
-        feed_crdt_bytes(sc.reader, chunks[i].bytes, [&](const CrdtMessage& m) { stage(sc, i, m); });
-    if (!st && out[i]) out[i] = Error{"scene '" + sc.name + "': " + st.error().message};
+    try {
+      Status st = feed_crdt_bytes(sc.reader, chunks[i].bytes,
+                                  [&](const CrdtMessage& m) { stage(sc, i, m); });
+      if (!st) set_error(out[i], scene_error(sc.name, st.error().message.c_str()));
+    } catch (...) {
+      // A message read but not staged (out of memory) is lost: the scene stops there.
+      sc.failure = Error{"out of memory"};
+      set_error(out[i], *sc.failure);
+    }
   }
-  drain();
+  drain();  // never throws
   statuses_ = nullptr;
   return out;
 }
 
 Status DclWorld::finish(SceneId s) const {
   const SceneData& sc = scene(s);
+  if (sc.failure) return *sc.failure;
   Status st = sc.reader.finish();
   if (!st) return Error{"scene '" + sc.name + "': " + st.error().message};
   return st;
@@ -316,13 +361,14 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
   const EntityId id = sc.id(n);
   const bool created = !held;
   if (created) {
+    // The world alone makes its scenes' ids; should a caller have made this one through
+    // store(), the world takes that entity over as create() then slot_of() did. (The slot
+    // first: should it fail, the number is not held without one.)
+    uint32_t slot = store_.create_at_slot(id);
+    if (slot == EntityStore::kNoSlot) slot = store_.slot_of(id);
     sc.numbers[n] = NumberRecord{};
     sc.numbers[n].flags = kHeld;
     sc.numbers[n].version = v;
-    // The world alone makes its scenes' ids; should a caller have made this one through
-    // store(), the world takes that entity over as create() then slot_of() did.
-    uint32_t slot = store_.create_at_slot(id);
-    if (slot == EntityStore::kNoSlot) slot = store_.slot_of(id);
     sc.numbers[n].slot = slot;
   }
   assert(store_.id_at(sc.numbers[n].slot) == id);

@@ -77,7 +77,9 @@ class DclWorld {
   bool has_scene(SceneId s) const;
 
   // The scene's CRDT logic, as DclScene's: apply one message, or feed stream bytes in chunks of
-  // any size (a malformed message is an error naming its offset; the scene's stream stops there).
+  // any size (a malformed message is an error naming its offset; the scene's stream stops there,
+  // as it does at a message that could not be applied for lack of memory: every later feed and
+  // finish() of the scene return that error; other scenes go on).
   CrdtApplyResult apply(SceneId s, const CrdtMessage& m);
   Status feed(SceneId s, std::span<const uint8_t> bytes);
   // Stream bytes for one scene, for the feed of many scenes below.
@@ -86,8 +88,9 @@ class DclWorld {
     std::span<const uint8_t> bytes;
   };
   // A frame's bytes for many loaded scenes: feed(chunk.scene, chunk.bytes) for each chunk in
-  // turn, its status at the same index. Faster in a big world: the next chunk's scene record
-  // and first bytes are requested while a chunk is applied, so their cache misses overlap.
+  // turn, its status at the same index. Faster in a big world: messages are applied a few
+  // behind their reading, scene after scene, so the cache misses of several overlap. Throws
+  // (std::bad_alloc) only when its own status vector cannot be allocated, before reading.
   std::vector<Status> feed(std::span<const Chunk> chunks);
   // The scene's stream has ended: an error when it stopped inside a message.
   Status finish(SceneId s) const;
@@ -125,7 +128,7 @@ class DclWorld {
   void apply(SceneData& sc, const CrdtMessage& m);
   void stage(SceneData& sc, size_t chunk, const CrdtMessage& m);
   void request_store(const Staged& staged);
-  void apply_staged();
+  void apply_staged() noexcept;
   void drain();
   void sync(SceneData& sc, EntityId e);
   void release(SceneData& sc, uint16_t number);

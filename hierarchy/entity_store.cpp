@@ -1,5 +1,6 @@
 #include "entity_store.h"
 
+#include <algorithm>
 #include <cassert>
 #include <utility>
 
@@ -7,6 +8,14 @@ namespace tprop {
 
 namespace {
 constexpr uint32_t kNone = EntityStore::kNoSlot;
+
+// Capacity for `more` further elements, grown geometrically (reserve() alone grows to the exact
+// size asked: once an element, that is a copy of the whole list each time).
+void room_for(std::vector<uint32_t>& list, size_t more) {
+  if (list.size() + more > list.capacity())
+    list.reserve(std::max(list.size() + more, 2 * list.capacity()));
+}
+
 // Record::dirty bits: the slot is listed in value_slots_ / dirty_slots_ / structural_slots_.
 constexpr uint8_t kDirtyValues = 1;
 constexpr uint8_t kDirtyReshaped = 2;
@@ -26,6 +35,19 @@ uint32_t EntityStore::create_at_slot(EntityId id) {
   // The slot it gets if the id is new: claimed in the id map and checked in one probe.
   const bool reuse = !free_slots_.empty();
   const uint32_t slot = reuse ? free_slots_.back() : static_cast<uint32_t>(ids_.size());
+  // Room first, for everything below that may allocate: out of memory, the store is left as
+  // it was (a claimed id without its slot would name a slot that does not exist).
+  if (!reuse) {
+    ids_.reserve(ids_.size() + 1);
+    rec_.reserve(rec_.size() + 1);
+    links_.reserve(links_.size() + 1);
+  }
+  room_for(dirty_slots_, 1);
+  size_t waiting = 0;  // children that named the id before it existed (none in a world)
+  if (pending_children_.size() != 0)
+    for (uint32_t c = pending_children_.find(id); c != kNone; c = links_[c].next_sibling)
+      ++waiting;
+  room_for(structural_slots_, 1 + waiting);
   if (id_to_slot_.insert_if_absent(id, slot) != IdMap::kMissing) return kNone;
   if (reuse) {
     free_slots_.pop_back();
@@ -87,31 +109,33 @@ bool EntityStore::destroy(EntityId id) {
 
 uint32_t EntityStore::live_slot(EntityId e) const { return id_to_slot_.find(e); }
 
+// Listed first, marked after: out of memory, the slot is neither, and the next change lists it
+// (marked but not listed, its changes would never be reported).
 void EntityStore::touch(uint32_t slot) {
   if (!(rec_[slot].dirty & kDirtyReshaped)) {
-    rec_[slot].dirty |= kDirtyReshaped;
     dirty_slots_.push_back(slot);
+    rec_[slot].dirty |= kDirtyReshaped;
   }
 }
 
 void EntityStore::touch_value(uint32_t slot) {
   if (!(rec_[slot].dirty & (kDirtyValues | kDirtyReshaped))) {
-    rec_[slot].dirty |= kDirtyValues;
     value_slots_.push_back(slot);
+    rec_[slot].dirty |= kDirtyValues;
   }
 }
 
 void EntityStore::mark_structural(uint32_t slot) {
   if (!(rec_[slot].dirty & kDirtyStructural)) {
-    rec_[slot].dirty |= kDirtyStructural;
     structural_slots_.push_back(slot);
+    rec_[slot].dirty |= kDirtyStructural;
   }
 }
 
 void EntityStore::set_bit(uint32_t slot, Component c) {
   if (c == Component::Static && !(rec_[slot].flags & bit(c))) {
-    rec_[slot].flags &= ~kStaticBaked;
     unbaked_statics_.push_back(slot);
+    rec_[slot].flags &= ~kStaticBaked;
   }
   rec_[slot].flags |= bit(c);
   touch(slot);

@@ -155,9 +155,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!run.id) continue;
       const size_t left = run.stream.size() - run.fed;
       const size_t take = frame + 1 == kFrames ? left : std::min(left, choices.below(left + 1));
-      chunks.push_back({*run.id, std::span<const uint8_t>(run.stream).subspan(run.fed, take)});
-      chunk_run.push_back(i);
-      run.fed += take;
+      // Now and then the scene's bytes come as two chunks of the same feed.
+      const size_t first = choices.below(4) == 0 ? choices.below(take + 1) : take;
+      const auto feed_part = [&](size_t part) {
+        chunks.push_back({*run.id, std::span<const uint8_t>(run.stream).subspan(run.fed, part)});
+        chunk_run.push_back(i);
+        run.fed += part;
+      };
+      feed_part(first);
+      if (first < take) feed_part(take - first);
     }
     const std::vector<tprop::Status> statuses = world.feed(chunks);
     check(statuses.size() == chunks.size(), "a status per chunk");

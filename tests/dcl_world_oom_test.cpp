@@ -1,0 +1,176 @@
+// A world feed that runs out of memory: whichever allocation fails, the failure reaches the
+// caller as the status of the chunk whose scene it hit (never an exception, but for the
+// feed's own status vector, before anything is read), that scene's stream stops there for good,
+// and every other scene of the feed holds exactly what its stream says. Its own binary: it
+// replaces the global operator new with one that fails on demand.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <optional>
+#include <vector>
+
+#include "dcl_scene.h"
+#include "dcl_world.h"
+#include "dcl_world_gen.h"
+
+namespace {
+
+long g_allocations = 0;   // counted while armed
+long g_fail_at = -1;      // the allocation that fails (counted from arming), -1: none
+bool g_fail_after = false;  // and every one after it
+
+}  // namespace
+
+void* operator new(size_t n) {
+  if (g_fail_at >= 0) {
+    const long k = g_allocations++;
+    if (k == g_fail_at || (g_fail_after && k > g_fail_at)) throw std::bad_alloc();
+  }
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+// (GCC takes the free() of what this operator new returned for a mismatch.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace tprop {
+namespace {
+
+using SceneId = DclWorld::SceneId;
+
+// Allocation k of what follows fails (and, with `after`, every later one) until disarm().
+void arm(long k, bool after) {
+  g_allocations = 0;
+  g_fail_after = after;
+  g_fail_at = k;
+}
+void disarm() { g_fail_at = -1; }
+
+// Scene s holds exactly the entities `single` holds, with the same values.
+::testing::AssertionResult holds_the_same(const DclWorld& w, SceneId s, const DclScene& single) {
+  const EntityStore& store = w.store();
+  const EntityStore& alone = single.store();
+  size_t in_scene = 0;
+  for (uint32_t slot = 0; slot < store.slot_capacity(); ++slot)
+    in_scene += store.alive_at(slot) && (store.id_at(slot) >> 16) == s;
+  if (in_scene != alone.size() + 1)
+    return ::testing::AssertionFailure() << "scene " << s << " has " << in_scene
+                                         << " entities, its stream " << alone.size() << " + root";
+  for (uint32_t slot = 0; slot < alone.slot_capacity(); ++slot) {
+    if (!alone.alive_at(slot)) continue;
+    const std::optional<EntityId> id = w.store_id(s, alone.id_at(slot));
+    if (!id) return ::testing::AssertionFailure() << "entity " << alone.id_at(slot) << " lost";
+    const uint32_t at = store.slot_of(*id);
+    if (store.translation_at(at) != alone.translation_at(slot) ||
+        store.rotation_at(at) != alone.rotation_at(slot))
+      return ::testing::AssertionFailure() << "entity " << alone.id_at(slot) << "'s values";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+struct Frames {
+  DclWorldStreams streams;
+  static Frames make() {
+    // Three scenes of 200 entities: frame 0 creates them, frame 1 moves, re-parents, deletes,
+    // creates and ties a cycle in each.
+    Result<DclWorldStreams> s = generate_dcl_world("gen:dclworld:3:1", 3, 7);
+    EXPECT_TRUE(s);
+    return {std::move(*s)};
+  }
+  std::vector<DclWorld::Chunk> chunks(const std::vector<SceneId>& ids, uint32_t frame) const {
+    std::vector<DclWorld::Chunk> out;
+    for (size_t i = 0; i < ids.size(); ++i) out.push_back({ids[i], streams.scenes[i].chunk(frame)});
+    return out;
+  }
+};
+
+// Feeds frame `failing` with allocation k failing (alone, or with every later one), after the
+// frames before it fed normally; then checks every scene and feeds the next frame normally.
+void feed_with_failure(const Frames& frames, uint32_t failing, long k, bool after) {
+  SCOPED_TRACE(testing::Message() << "frame " << failing << ", allocation " << k
+                                  << (after ? " and later" : ""));
+  DclWorld w;
+  std::vector<SceneId> ids;
+  std::vector<DclScene> singles(frames.streams.scenes.size());
+  for (const DclWorldScene& sc : frames.streams.scenes)
+    ids.push_back(w.add_scene(sc.name, sc.parcel).value());
+  for (uint32_t f = 0; f < failing; ++f) {
+    for (const Status& st : w.feed(frames.chunks(ids, f))) ASSERT_TRUE(st);
+    for (size_t i = 0; i < ids.size(); ++i)
+      ASSERT_TRUE(singles[i].feed(frames.streams.scenes[i].chunk(f)));
+  }
+  const size_t entities_before = w.store().size();
+
+  const std::vector<DclWorld::Chunk> chunks = frames.chunks(ids, failing);
+  std::optional<std::vector<Status>> statuses;
+  arm(k, after);
+  try {
+    statuses = w.feed(chunks);
+  } catch (const std::bad_alloc&) {
+  }
+  disarm();
+  if (!statuses) {
+    // Only the feed's own status vector may throw, before anything was read.
+    ASSERT_EQ(k, 0) << "an exception escaped feed() after its first allocation";
+    ASSERT_EQ(w.store().size(), entities_before);
+    statuses = w.feed(chunks);  // the same bytes again, with memory
+  }
+  ASSERT_EQ(statuses->size(), chunks.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ASSERT_TRUE(singles[i].feed(chunks[i].bytes));
+    if ((*statuses)[i]) {
+      EXPECT_TRUE(holds_the_same(w, ids[i], singles[i])) << "scene " << i;
+    } else {
+      // The scene's stream stops here, for good, and says so.
+      EXPECT_FALSE((*statuses)[i].error().message.empty());
+      EXPECT_FALSE(w.feed(ids[i], frames.streams.scenes[i].chunk(failing + 1)));
+      EXPECT_FALSE(w.finish(ids[i]));
+    }
+  }
+  // The scenes that took their frame whole go on; every scene can be removed, to the last entity.
+  const std::vector<DclWorld::Chunk> next = frames.chunks(ids, failing + 1);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!(*statuses)[i]) continue;
+    ASSERT_TRUE(w.feed(ids[i], next[i].bytes)) << "scene " << i;
+    ASSERT_TRUE(singles[i].feed(next[i].bytes));
+    EXPECT_TRUE(holds_the_same(w, ids[i], singles[i])) << "scene " << i << ", next frame";
+  }
+  for (SceneId id : ids) w.remove_scene(id);
+  EXPECT_EQ(w.store().size(), 0u);
+}
+
+// How many allocations feeding frame `f` makes (after the frames before it).
+long allocations_of_frame(const Frames& frames, uint32_t f) {
+  DclWorld w;
+  std::vector<SceneId> ids;
+  for (const DclWorldScene& sc : frames.streams.scenes)
+    ids.push_back(w.add_scene(sc.name, sc.parcel).value());
+  for (uint32_t g = 0; g < f; ++g) (void)w.feed(frames.chunks(ids, g));
+  arm(LONG_MAX, false);
+  (void)w.feed(frames.chunks(ids, f));
+  const long n = g_allocations;
+  disarm();
+  return n;
+}
+
+TEST(DclWorldOutOfMemory, AFailedAllocationAnywhereInAFeedStopsItsSceneAloneAndLosesNothingElse) {
+  const Frames frames = Frames::make();
+  for (uint32_t f : {0u, 1u}) {
+    const long total = allocations_of_frame(frames, f);
+    ASSERT_GT(total, 3) << "frame " << f;
+    for (long k = 0; k < total; ++k) {
+      feed_with_failure(frames, f, k, false);
+      feed_with_failure(frames, f, k, true);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tprop
