@@ -81,8 +81,17 @@ uint32_t EntityStore::create_at_slot(EntityId id) {
 }
 
 bool EntityStore::destroy(EntityId id) {
+  const uint32_t found = live_slot(id);
+  if (found == kNone) return false;
+  // Room first for every list below: out of memory, the entity stays as it was.
+  size_t children = 0;
+  for (uint32_t c = links_[found].first_child; c != kNone; c = links_[c].next_sibling) ++children;
+  room_for(parent_changed_slots_, children);
+  room_for(dirty_slots_, children + 1);
+  room_for(structural_slots_, children + 1);
+  room_for(free_slots_, 1);
+  room_for(free_rare_, 1);
   const uint32_t slot = id_to_slot_.take(id);
-  if (slot == kNone) return false;
   // Unity's ParentSystem: children of a destroyed parent leave the hierarchy.
   for (uint32_t child = links_[slot].first_child; child != kNone;) {
     const uint32_t next = links_[child].next_sibling;
@@ -132,21 +141,29 @@ void EntityStore::mark_structural(uint32_t slot) {
   }
 }
 
+void EntityStore::reserve_parent_change(size_t slots) {
+  room_for(parent_changed_slots_, slots);
+  room_for(dirty_slots_, slots);
+  room_for(structural_slots_, slots);
+}
+
+// Listed before anything changes, here and in the edits that call these: out of memory, the
+// store is as it was (or its change is reported), never changed and unreported.
 void EntityStore::set_bit(uint32_t slot, Component c) {
+  touch(slot);
   if (c == Component::Static && !(rec_[slot].flags & bit(c))) {
     unbaked_statics_.push_back(slot);
     rec_[slot].flags &= ~kStaticBaked;
   }
   rec_[slot].flags |= bit(c);
-  touch(slot);
 }
 
 void EntityStore::set_value_bit(uint32_t slot, Component c) {
   if (rec_[slot].flags & bit(c)) {
     touch_value(slot);
   } else {
-    rec_[slot].flags |= bit(c);
     touch(slot);
+    rec_[slot].flags |= bit(c);
   }
 }
 
@@ -157,8 +174,8 @@ RareComponents& EntityStore::rare_for_write(uint32_t slot) {
       free_rare_.pop_back();
       rare_[rec_[slot].rare_index] = RareComponents{};
     } else {
-      rec_[slot].rare_index = static_cast<uint32_t>(rare_.size());
-      rare_.emplace_back();
+      rare_.emplace_back();  // first: out of memory, the slot names no record past the end
+      rec_[slot].rare_index = static_cast<uint32_t>(rare_.size() - 1);
     }
   }
   return rare_[rec_[slot].rare_index];
@@ -174,99 +191,105 @@ void EntityStore::release_rare_if_unused(uint32_t slot) {
 bool EntityStore::set_translation(EntityId e, float3 v) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
+  set_value_bit(s, Component::Translation);  // listed first: out of memory, nothing changed
   rec_[s].translation = v;
-  set_value_bit(s, Component::Translation);
   return true;
 }
 
 bool EntityStore::set_rotation(EntityId e, quat q) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
+  set_value_bit(s, Component::Rotation);  // listed first: out of memory, nothing changed
   rec_[s].rotation = q;
-  set_value_bit(s, Component::Rotation);
   return true;
 }
 
 bool EntityStore::set_scale(EntityId e, float v) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
+  set_value_bit(s, Component::Scale);  // listed first: out of memory, nothing changed
   rec_[s].scale = v;
-  set_value_bit(s, Component::Scale);
   return true;
 }
 
 bool EntityStore::set_non_uniform_scale(EntityId e, float3 v) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
+  set_value_bit(s, Component::NonUniformScale);  // listed first: out of memory, nothing changed
   rec_[s].non_uniform_scale = v;
-  set_value_bit(s, Component::NonUniformScale);
   return true;
 }
 
 void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation, float scale) {
-  rec_[s].scale = scale;
   set_tr_and_scale_kind(s, translation, rotation, Component::Scale, Component::NonUniformScale);
+  rec_[s].scale = scale;
 }
 
 void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation,
                              float3 non_uniform_scale) {
-  rec_[s].non_uniform_scale = non_uniform_scale;
   set_tr_and_scale_kind(s, translation, rotation, Component::NonUniformScale, Component::Scale);
+  rec_[s].non_uniform_scale = non_uniform_scale;
 }
 
 void EntityStore::set_tr_and_scale_kind(uint32_t s, float3 translation, quat rotation,
                                         Component scale, Component other_scale) {
   assert(alive_at(s));
   Record& r = rec_[s];
-  r.translation = translation;
-  r.rotation = rotation;
   const uint32_t flags = (r.flags & ~bit(other_scale)) | bit(Component::Translation) |
                          bit(Component::Rotation) | bit(scale);
+  // Listed first: out of memory, nothing changed.
   if (flags == r.flags) {
     touch_value(s);
   } else {
-    r.flags = flags;
     touch(s);
+    r.flags = flags;
   }
+  r.translation = translation;
+  r.rotation = rotation;
 }
 
 bool EntityStore::set_rotation_euler(EntityId e, EulerOrder order, float3 radians) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  rare_for_write(s).rotation_euler[static_cast<int>(order)] = radians;
-  set_bit(s, rotation_euler(order));
+  RareComponents& r = rare_for_write(s);
+  set_bit(s, rotation_euler(order));  // listed before the value changes: out of memory, nothing changed
+  r.rotation_euler[static_cast<int>(order)] = radians;
   return true;
 }
 
 bool EntityStore::set_post_rotation(EntityId e, quat q) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  rare_for_write(s).post_rotation = q;
-  set_bit(s, Component::PostRotation);
+  RareComponents& r = rare_for_write(s);
+  set_bit(s, Component::PostRotation);  // listed before the value changes: out of memory, nothing changed
+  r.post_rotation = q;
   return true;
 }
 
 bool EntityStore::set_post_rotation_euler(EntityId e, EulerOrder order, float3 radians) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  rare_for_write(s).post_rotation_euler[static_cast<int>(order)] = radians;
-  set_bit(s, post_rotation_euler(order));
+  RareComponents& r = rare_for_write(s);
+  set_bit(s, post_rotation_euler(order));  // listed before the value changes: out of memory, nothing changed
+  r.post_rotation_euler[static_cast<int>(order)] = radians;
   return true;
 }
 
 bool EntityStore::set_pivot(EntityId e, PivotComponent p, float3 v) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  rare_for_write(s).pivot[static_cast<int>(p)] = v;
-  set_bit(s, component_of(p));
+  RareComponents& r = rare_for_write(s);
+  set_bit(s, component_of(p));  // listed before the value changes: out of memory, nothing changed
+  r.pivot[static_cast<int>(p)] = v;
   return true;
 }
 
 bool EntityStore::set_matrix(EntityId e, MatrixComponent m, const float4x4& value) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
-  rare_for_write(s).matrix[static_cast<int>(m)] = value;
-  set_bit(s, component_of(m));
+  RareComponents& r = rare_for_write(s);
+  set_bit(s, component_of(m));  // listed before the value changes: out of memory, nothing changed
+  r.matrix[static_cast<int>(m)] = value;
   return true;
 }
 
@@ -290,6 +313,7 @@ void EntityStore::set_parent_at(uint32_t s, EntityId parent, uint32_t parent_slo
 }
 
 void EntityStore::set_parent_linked(uint32_t s, EntityId parent, uint32_t parent_slot) {
+  reserve_parent_change(1);
   if (rec_[s].flags & bit(Component::Parent)) unlink_child(s);
   rec_[s].parent = parent;
   link_child(s, parent, parent_slot);
@@ -320,6 +344,9 @@ void EntityStore::move_children_list(uint32_t from, EntityId from_id, EntityId t
     head = pending_children_.size() != 0 ? pending_children_.take(from_id) : kNone;
   }
   if (head == kNone) return;
+  size_t children = 0;
+  for (uint32_t c = head; c != kNone; c = links_[c].next_sibling) ++children;
+  reserve_parent_change(children);
   // The list moves whole: each child changes its Parent, then the list is spliced in front of
   // `to`'s children.
   uint32_t tail = head;
@@ -370,15 +397,16 @@ bool EntityStore::remove(EntityId e, Component c) {
   if (s == kNone) return false;
   if (!(rec_[s].flags & bit(c))) return true;
   if (c == Component::Parent) {
+    reserve_parent_change(1);
     unlink_child(s);
     parent_changed_slots_.push_back(s);
     mark_structural(s);
     hierarchy_changed_ = true;
   }
+  touch(s);
   rec_[s].flags &= ~bit(c);
   if (c == Component::Static) rec_[s].flags &= ~kStaticBaked;
   release_rare_if_unused(s);
-  touch(s);
   return true;
 }
 

@@ -165,6 +165,10 @@ class EntityStore {
   // A change that `values` cannot carry, and one that it can.
   void touch(uint32_t slot);
   void touch_value(uint32_t slot);
+  // Room in the change lists for `slots` entities whose Parent changes, made before anything
+  // changes: out of memory, the store stays as it was. (A Parent naming an entity that does not
+  // exist yet may still allocate in pending_children_ half way.)
+  void reserve_parent_change(size_t slots);
   void mark_structural(uint32_t slot);
   void set_bit(uint32_t slot, Component c);
   // A setter of Translation, Rotation, Scale or NonUniformScale, value already written.

@@ -1,56 +1,28 @@
 // A world feed that runs out of memory: whichever allocation fails, the failure reaches the
 // caller as the status of the chunk whose scene it hit (never an exception, but for the
 // feed's own status vector, before anything is read), that scene's stream stops there for good,
-// and every other scene of the feed holds exactly what its stream says. Its own binary: it
-// replaces the global operator new with one that fails on demand.
+// and every other scene of the feed holds exactly what its stream says. In oom_tests, whose
+// operator new fails on demand (alloc_failure.h).
 #include <gtest/gtest.h>
 
 #include <climits>
-#include <cstdlib>
 #include <memory>
 #include <new>
 #include <optional>
 #include <vector>
 
+#include "alloc_failure.h"
 #include "dcl_scene.h"
 #include "dcl_world.h"
 #include "dcl_world_gen.h"
-
-namespace {
-
-long g_allocations = 0;   // counted while armed
-long g_fail_at = -1;      // the allocation that fails (counted from arming), -1: none
-bool g_fail_after = false;  // and every one after it
-
-}  // namespace
-
-void* operator new(size_t n) {
-  if (g_fail_at >= 0) {
-    const long k = g_allocations++;
-    if (k == g_fail_at || (g_fail_after && k > g_fail_at)) throw std::bad_alloc();
-  }
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-// (GCC takes the free() of what this operator new returned for a mismatch.)
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace tprop {
 namespace {
 
 using SceneId = DclWorld::SceneId;
 
-// Allocation k of what follows fails (and, with `after`, every later one) until disarm().
-void arm(long k, bool after) {
-  g_allocations = 0;
-  g_fail_after = after;
-  g_fail_at = k;
-}
-void disarm() { g_fail_at = -1; }
+using alloc_failure::arm;
+using alloc_failure::disarm;
 
 // Scene s holds exactly the entities `single` holds, with the same values.
 ::testing::AssertionResult holds_the_same(const DclWorld& w, SceneId s, const DclScene& single) {
@@ -154,7 +126,7 @@ long allocations_of_frame(const Frames& frames, uint32_t f) {
   for (uint32_t g = 0; g < f; ++g) (void)w.feed(frames.chunks(ids, g));
   arm(LONG_MAX, false);
   (void)w.feed(frames.chunks(ids, f));
-  const long n = g_allocations;
+  const long n = alloc_failure::count();
   disarm();
   return n;
 }

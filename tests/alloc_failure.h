@@ -1,0 +1,14 @@
+// For the out-of-memory tests (their own binary, oom_tests): a replaced global operator new that
+// fails on demand, counting allocations while armed.
+#pragma once
+
+namespace tprop::alloc_failure {
+
+// Allocation k from now fails (and, with `after`, every later one) until disarm(). k may be
+// LONG_MAX to count without failing.
+void arm(long k, bool after);
+void disarm();
+// Allocations since arm().
+long count();
+
+}  // namespace tprop::alloc_failure
