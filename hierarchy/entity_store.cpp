@@ -252,7 +252,7 @@ bool EntityStore::set_rotation_euler(EntityId e, EulerOrder order, float3 radian
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
   RareComponents& r = rare_for_write(s);
-  set_bit(s, rotation_euler(order));  // listed before the value changes: out of memory, nothing changed
+  set_bit(s, rotation_euler(order));  // listed first: out of memory, nothing changed
   r.rotation_euler[static_cast<int>(order)] = radians;
   return true;
 }
@@ -261,7 +261,7 @@ bool EntityStore::set_post_rotation(EntityId e, quat q) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
   RareComponents& r = rare_for_write(s);
-  set_bit(s, Component::PostRotation);  // listed before the value changes: out of memory, nothing changed
+  set_bit(s, Component::PostRotation);  // listed first: out of memory, nothing changed
   r.post_rotation = q;
   return true;
 }
@@ -270,7 +270,7 @@ bool EntityStore::set_post_rotation_euler(EntityId e, EulerOrder order, float3 r
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
   RareComponents& r = rare_for_write(s);
-  set_bit(s, post_rotation_euler(order));  // listed before the value changes: out of memory, nothing changed
+  set_bit(s, post_rotation_euler(order));  // listed first: out of memory, nothing changed
   r.post_rotation_euler[static_cast<int>(order)] = radians;
   return true;
 }
@@ -279,7 +279,7 @@ bool EntityStore::set_pivot(EntityId e, PivotComponent p, float3 v) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
   RareComponents& r = rare_for_write(s);
-  set_bit(s, component_of(p));  // listed before the value changes: out of memory, nothing changed
+  set_bit(s, component_of(p));  // listed first: out of memory, nothing changed
   r.pivot[static_cast<int>(p)] = v;
   return true;
 }
@@ -288,7 +288,7 @@ bool EntityStore::set_matrix(EntityId e, MatrixComponent m, const float4x4& valu
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
   RareComponents& r = rare_for_write(s);
-  set_bit(s, component_of(m));  // listed before the value changes: out of memory, nothing changed
+  set_bit(s, component_of(m));  // listed first: out of memory, nothing changed
   r.matrix[static_cast<int>(m)] = value;
   return true;
 }
