@@ -127,10 +127,13 @@ void IdMap::grow() {
   // A drain still under way when the new table fills (not with kDrainBudget) finishes first.
   drain(SIZE_MAX);
   const size_t capacity = table_.slots.empty() ? 16 : table_.slots.size() * 2;
+  // The new table first: out of memory, the map stays as it was (an empty table beside a full
+  // one would be probed forever).
+  Table fresh;
+  fresh.slots.assign_zeroed(capacity);
+  fresh.mask = capacity - 1;
   old_ = std::move(table_);
-  table_ = Table{};
-  table_.slots.assign_zeroed(capacity);
-  table_.mask = capacity - 1;
+  table_ = std::move(fresh);
   drain_at_ = 0;
   if (old_.size == 0) old_ = Table{};
 }

@@ -1,5 +1,6 @@
 #include "alloc_failure.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
@@ -23,12 +24,27 @@ long count() { return g_allocations; }
 
 }  // namespace tprop::alloc_failure
 
+namespace {
+
+// Whether this allocation fails, counting it while armed.
+bool fails_now() {
+  if (g_fail_at < 0) return false;
+  const long k = g_allocations++;
+  return k == g_fail_at || (g_fail_after && k > g_fail_at);
+}
+
+}  // namespace
+
 void* operator new(size_t n) {
-  if (g_fail_at >= 0) {
-    const long k = g_allocations++;
-    if (k == g_fail_at || (g_fail_after && k > g_fail_at)) throw std::bad_alloc();
-  }
+  if (fails_now()) throw std::bad_alloc();
   if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+// The aligned form too: SlotVector's small arrays (the store's records, id maps) come from it.
+void* operator new(size_t n, std::align_val_t alignment) {
+  if (fails_now()) throw std::bad_alloc();
+  const size_t a = std::max(size_t(alignment), sizeof(void*));
+  if (void* p = std::aligned_alloc(a, (std::max<size_t>(n, 1) + a - 1) / a * a)) return p;
   throw std::bad_alloc();
 }
 // (GCC takes the free() of what this operator new returned for a mismatch.)
@@ -37,3 +53,5 @@ void* operator new(size_t n) {
 #endif
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
