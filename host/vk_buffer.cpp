@@ -26,9 +26,8 @@ int find_memory_type(const VkPhysicalDeviceMemoryProperties& mem, uint32_t bits,
 
 std::string mib(VkDeviceSize bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
-// The memory types DeviceMapped may use: device-local, host-visible and coherent, in the largest
-// device-local heap (a discrete GPU's host-visible window without resizable BAR, 256 MiB, would
-// run out at a few million slots).
+}  // namespace
+
 uint32_t device_mapped_types(const VkPhysicalDeviceMemoryProperties& mem) {
   constexpr VkMemoryPropertyFlags kShared = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
                                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
@@ -44,8 +43,6 @@ uint32_t device_mapped_types(const VkPhysicalDeviceMemoryProperties& mem) {
       types |= 1u << i;
   return types;
 }
-
-}  // namespace
 
 bool device_mapped_memory(const ContextState& s) { return device_mapped_types(s.memory) != 0; }
 

@@ -24,6 +24,10 @@ enum class BufferKind {
   Readback,       // host-visible (cached when offered), mapped, transfer dst
 };
 
+// The memory types BufferKind::DeviceMapped may use (a bit per type): device-local, host-visible
+// and coherent, in the largest device-local heap (a discrete GPU's host-visible window without
+// resizable BAR, 256 MiB, would run out at a few million slots).
+uint32_t device_mapped_types(const VkPhysicalDeviceMemoryProperties& memory);
 // Whether the device has memory for BufferKind::DeviceMapped.
 bool device_mapped_memory(const ContextState& context);
 
