@@ -145,12 +145,6 @@ std::optional<EntityId> DclWorld::store_id(SceneId s, EntityId entity) const {
   return sc.id(dcl_entity_number(entity));
 }
 
-CrdtApplyResult DclWorld::apply(SceneId s, const CrdtMessage& m) {
-  SceneData& sc = scene(s);
-  CrdtApplyResult r = sc.state.apply(m);
-  for_each_entity_to_sync(m, r, [&](EntityId e) { sync(sc, e); });
-  return r;
-}
 
 void DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
   const CrdtApplyResult r = sc.state.apply(m);
@@ -212,17 +206,48 @@ Error scene_error(const std::string& scene, const char* what) noexcept {
   }
 }
 
-// The first error of a chunk stands.
-void set_error(Status& st, const Error& e) noexcept {
-  if (!st) return;
+// The scene error for the exception being handled (std::bad_alloc: nothing else throws while a
+// message is applied); only from a catch block.
+Error failure_in_flight(const std::string& scene) noexcept {
   try {
-    st = e;
+    throw;
+  } catch (const std::exception& e) {
+    return scene_error(scene, e.what());
   } catch (...) {
-    st = Error{"out of memory"};
+    return scene_error(scene, "unknown exception");
   }
 }
 
+// A copy of e, or where its message cannot be allocated one short enough for the string's own
+// room.
+Error copy_error(const Error& e) noexcept {
+  try {
+    return e;
+  } catch (...) {
+    return Error{"out of memory"};
+  }
+}
+
+// The first error of a chunk stands.
+void set_error(Status& st, const Error& e) noexcept {
+  if (st) st = copy_error(e);
+}
+
 }  // namespace
+
+Result<CrdtApplyResult> DclWorld::apply(SceneId s, const CrdtMessage& m) {
+  SceneData& sc = scene(s);
+  if (!sc.failure) {
+    try {
+      CrdtApplyResult r = sc.state.apply(m);
+      for_each_entity_to_sync(m, r, [&](EntityId e) { sync(sc, e); });
+      return r;
+    } catch (...) {
+      sc.failure = failure_in_flight(sc.name);
+    }
+  }
+  return copy_error(*sc.failure);
+}
 
 void DclWorld::apply_staged() noexcept {
   Staged& staged = pipeline_[applied_++ % kPipeline];
@@ -231,10 +256,8 @@ void DclWorld::apply_staged() noexcept {
     try {
       apply(sc, staged.message);
       return;
-    } catch (const std::exception& e) {  // std::bad_alloc: nothing else throws here
-      sc.failure = scene_error(sc.name, e.what());
     } catch (...) {
-      sc.failure = scene_error(sc.name, "unknown exception");
+      sc.failure = failure_in_flight(sc.name);
     }
   }
   set_error((*statuses_)[staged.chunk], *sc.failure);

@@ -78,9 +78,9 @@ class DclWorld {
 
   // The scene's CRDT logic, as DclScene's: apply one message, or feed stream bytes in chunks of
   // any size (a malformed message is an error naming its offset; the scene's stream stops there,
-  // as it does at a message that could not be applied for lack of memory: every later feed and
-  // finish() of the scene return that error; other scenes go on).
-  CrdtApplyResult apply(SceneId s, const CrdtMessage& m);
+  // as it does at a message that could not be applied for lack of memory: every later apply,
+  // feed and finish() of the scene return that error; other scenes go on).
+  Result<CrdtApplyResult> apply(SceneId s, const CrdtMessage& m);
   Status feed(SceneId s, std::span<const uint8_t> bytes);
   // Stream bytes for one scene, for the feed of many scenes below.
   struct Chunk {

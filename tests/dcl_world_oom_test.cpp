@@ -9,9 +9,11 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "alloc_failure.h"
+#include "dcl_sync.h"
 #include "dcl_scene.h"
 #include "dcl_world.h"
 #include "dcl_world_gen.h"
@@ -141,6 +143,65 @@ TEST(DclWorldOutOfMemory, AFailedAllocationAnywhereInAFeedStopsItsSceneAloneAndL
       feed_with_failure(frames, f, k, true);
       if (HasFatalFailure()) return;
     }
+  }
+}
+
+// The messages of a stream's bytes, in order.
+std::vector<CrdtMessage> messages_of(std::span<const uint8_t> bytes) {
+  std::vector<CrdtMessage> out;
+  CrdtStreamReader reader;
+  EXPECT_TRUE(feed_crdt_bytes(reader, bytes, [&](const CrdtMessage& m) { out.push_back(m); }));
+  return out;
+}
+
+// The direct path, one message at a time: the message that runs out of memory comes back as an
+// error, never an exception; its scene refuses everything after it, and the other scenes go on.
+TEST(DclWorldOutOfMemory, ADirectApplyOutOfMemoryReturnsAnErrorAndStopsItsSceneAlone) {
+  const Frames frames = Frames::make();
+  const std::vector<CrdtMessage> messages = messages_of(frames.streams.scenes[0].chunk(1));
+  ASSERT_GT(messages.size(), 2u);
+  const auto world_after_frame_0 = [&](DclWorld& w, std::vector<SceneId>& ids) {
+    for (const DclWorldScene& sc : frames.streams.scenes)
+      ids.push_back(w.add_scene(sc.name, sc.parcel).value());
+    for (const Status& st : w.feed(frames.chunks(ids, 0))) ASSERT_TRUE(st);
+  };
+  long total = 0;
+  {
+    DclWorld w;
+    std::vector<SceneId> ids;
+    world_after_frame_0(w, ids);
+    arm(LONG_MAX, false);
+    for (const CrdtMessage& m : messages) ASSERT_TRUE(w.apply(ids[0], m));
+    total = alloc_failure::count();
+    disarm();
+  }
+  ASSERT_GT(total, 0);
+  for (long k = 0; k < total; ++k) {
+    SCOPED_TRACE(testing::Message() << "allocation " << k);
+    DclWorld w;
+    std::vector<SceneId> ids;
+    world_after_frame_0(w, ids);
+    size_t failed_at = messages.size();
+    arm(k, false);
+    for (size_t i = 0; i < messages.size() && failed_at == messages.size(); ++i) {
+      if (!w.apply(ids[0], messages[i])) failed_at = i;
+    }
+    disarm();
+    ASSERT_LT(failed_at, messages.size()) << "no message reported the failed allocation";
+    const Result<CrdtApplyResult> again = w.apply(ids[0], messages.back());
+    ASSERT_FALSE(again);
+    EXPECT_NE(again.error().message.find("scene '"), std::string::npos) << again.error().message;
+    EXPECT_FALSE(w.feed(ids[0], frames.streams.scenes[0].chunk(2)));
+    EXPECT_FALSE(w.finish(ids[0]));
+    for (size_t i = 1; i < ids.size(); ++i) {
+      DclScene single;
+      ASSERT_TRUE(single.feed(frames.streams.scenes[i].chunk(0)));
+      ASSERT_TRUE(single.feed(frames.streams.scenes[i].chunk(1)));
+      ASSERT_TRUE(w.feed(ids[i], frames.streams.scenes[i].chunk(1)));
+      EXPECT_TRUE(holds_the_same(w, ids[i], single)) << "scene " << i;
+    }
+    for (SceneId id : ids) w.remove_scene(id);
+    EXPECT_EQ(w.store().size(), 0u);
   }
 }
 

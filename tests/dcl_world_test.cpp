@@ -34,6 +34,12 @@ struct Evaluated {
   }
 };
 
+// Applies m to scene s, which must take it (only a scene that failed refuses a message).
+void apply(DclWorld& w, SceneId s, const CrdtMessage& m) {
+  const Result<CrdtApplyResult> r = w.apply(s, m);
+  ASSERT_TRUE(r) << r.error().message;
+}
+
 float4x4 world_of(const DclWorld& w, SceneId s, EntityId e) {
   const std::optional<EntityId> id = w.store_id(s, e);
   EXPECT_TRUE(id) << "scene " << s << " holds no entity " << e;
@@ -78,8 +84,8 @@ TEST(DclWorld, RootStandsAtItsParcelAndEntitiesWithoutTransformHangBelowIt) {
   DclWorld w;
   const SceneId s = w.add_scene("a", {-3, 7}).value();
   EXPECT_EQ(dcl_parcel_position({-3, 7}), float3(-48, 0, 112));
-  w.apply(s, CrdtMessage::put(600, 1099, 1, {0x01}));    // another component only
-  w.apply(s, put_transform(601, 1, at({1, 2, 3}, 0)));  // parent 0: the scene root
+  apply(w, s, CrdtMessage::put(600, 1099, 1, {0x01}));    // another component only
+  apply(w, s, put_transform(601, 1, at({1, 2, 3}, 0)));  // parent 0: the scene root
   EXPECT_TRUE(near(world_of(w, s, 0), T(-48, 0, 112)));
   EXPECT_TRUE(near(world_of(w, s, 600), T(-48, 0, 112)));
   EXPECT_TRUE(near(world_of(w, s, 601), T(-47, 2, 115)));
@@ -91,13 +97,13 @@ TEST(DclWorld, TheSameNumbersInTwoScenesAreDistinctEntities) {
   const SceneId a = w.add_scene("a", {0, 0}).value();
   const SceneId b = w.add_scene("b", {2, -1}).value();
   for (SceneId s : {a, b}) {
-    w.apply(s, put_transform(512, 1, at({1, 0, 0}, 0)));
-    w.apply(s, put_transform(513, 1, at({0, 1, 0}, 512)));
+    apply(w, s, put_transform(512, 1, at({1, 0, 0}, 0)));
+    apply(w, s, put_transform(513, 1, at({0, 1, 0}, 512)));
   }
   EXPECT_NE(*w.store_id(a, 513), *w.store_id(b, 513));
   EXPECT_TRUE(near(world_of(w, a, 513), T(1, 1, 0)));
   EXPECT_TRUE(near(world_of(w, b, 513), T(33, 1, -16)));
-  w.apply(b, put_transform(513, 2, at({0, 5, 0}, 512)));  // moves b's only
+  apply(w, b, put_transform(513, 2, at({0, 5, 0}, 512)));  // moves b's only
   EXPECT_TRUE(near(world_of(w, a, 513), T(1, 1, 0)));
   EXPECT_TRUE(near(world_of(w, b, 513), T(33, 5, -16)));
 }
@@ -105,23 +111,23 @@ TEST(DclWorld, TheSameNumbersInTwoScenesAreDistinctEntities) {
 TEST(DclWorld, ParentSeenLaterWaitsAtTheSceneRootThenAttaches) {
   DclWorld w;
   const SceneId s = w.add_scene("a", {1, 1}).value();
-  w.apply(s, put_transform(700, 1, at({0, 1, 0}, 701)));
+  apply(w, s, put_transform(700, 1, at({0, 1, 0}, 701)));
   // Not at the world origin: at the scene root, as the single-scene path puts it at its root.
   EXPECT_TRUE(near(world_of(w, s, 700), T(16, 1, 16)));
-  w.apply(s, put_transform(701, 1, at({5, 0, 0}, 0)));
+  apply(w, s, put_transform(701, 1, at({5, 0, 0}, 0)));
   EXPECT_TRUE(near(world_of(w, s, 700), T(21, 1, 16)));
   // Another version of the parent's number is another entity: 702 waits for (701, v1) only.
-  w.apply(s, put_transform(702, 1, at({0, 0, 2}, dcl_entity_id(701, 1))));
+  apply(w, s, put_transform(702, 1, at({0, 0, 2}, dcl_entity_id(701, 1))));
   EXPECT_TRUE(near(world_of(w, s, 702), T(16, 0, 18)));
 }
 
 TEST(DclWorld, CycleMembersStandAtTheSceneRootUntilResolved) {
   DclWorld w;
   const SceneId s = w.add_scene("a", {0, 2}).value();
-  w.apply(s, put_transform(1, 1, at({1, 0, 0}, 2)));
-  w.apply(s, put_transform(2, 1, at({0, 1, 0}, 1)));
-  w.apply(s, put_transform(3, 1, at({0, 0, 1}, 1)));  // below the cycle: keeps its parent
-  w.apply(s, put_transform(4, 1, at({2, 0, 0}, 4)));  // its own parent
+  apply(w, s, put_transform(1, 1, at({1, 0, 0}, 2)));
+  apply(w, s, put_transform(2, 1, at({0, 1, 0}, 1)));
+  apply(w, s, put_transform(3, 1, at({0, 0, 1}, 1)));  // below the cycle: keeps its parent
+  apply(w, s, put_transform(4, 1, at({2, 0, 0}, 4)));  // its own parent
   const Evaluated ev(w.store());
   EXPECT_EQ(ev.order.cycles_broken, 0u);
   EXPECT_TRUE(near(ev.of(w.store(), *w.store_id(s, 1)), T(1, 0, 32)));
@@ -130,7 +136,7 @@ TEST(DclWorld, CycleMembersStandAtTheSceneRootUntilResolved) {
   EXPECT_TRUE(near(ev.of(w.store(), *w.store_id(s, 4)), T(2, 0, 32)));
   EXPECT_TRUE(near(ev.local_to_world[ev.order.position[*w.store_slot(s, 4)]], T(2, 0, 32)));
   EXPECT_FALSE(w.store_slot(s, 5));
-  w.apply(s, put_transform(2, 2, at({0, 1, 0}, 0)));  // resolved: 1 hangs below 2 again
+  apply(w, s, put_transform(2, 2, at({0, 1, 0}, 0)));  // resolved: 1 hangs below 2 again
   EXPECT_TRUE(near(world_of(w, s, 1), T(1, 1, 32)));
   EXPECT_TRUE(near(world_of(w, s, 3), T(1, 1, 33)));
 }
@@ -138,14 +144,14 @@ TEST(DclWorld, CycleMembersStandAtTheSceneRootUntilResolved) {
 TEST(DclWorld, DeadParentLeavesChildrenAtTheSceneRootEvenWhenItsNumberIsReused) {
   DclWorld w;
   const SceneId s = w.add_scene("a", {0, 0}).value();
-  w.apply(s, put_transform(10, 1, at({5, 0, 0}, 0)));
-  w.apply(s, put_transform(11, 1, at({0, 1, 0}, 10)));
+  apply(w, s, put_transform(10, 1, at({5, 0, 0}, 0)));
+  apply(w, s, put_transform(11, 1, at({0, 1, 0}, 10)));
   EXPECT_TRUE(near(world_of(w, s, 11), T(5, 1, 0)));
-  w.apply(s, CrdtMessage::delete_entity(10));
+  apply(w, s, CrdtMessage::delete_entity(10));
   EXPECT_FALSE(w.store_id(s, 10));
   EXPECT_TRUE(near(world_of(w, s, 11), T(0, 1, 0)));
   // The SDK reuses number 10 at version 1: 11 still names (10, v0), which stays dead.
-  w.apply(s, put_transform(dcl_entity_id(10, 1), 1, at({7, 0, 0}, 0)));
+  apply(w, s, put_transform(dcl_entity_id(10, 1), 1, at({7, 0, 0}, 0)));
   EXPECT_TRUE(near(world_of(w, s, 11), T(0, 1, 0)));
   EXPECT_TRUE(near(world_of(w, s, dcl_entity_id(10, 1)), T(7, 0, 0)));
 }
@@ -154,13 +160,13 @@ TEST(DclWorld, SecondLiveVersionIsShadowedUntilTheHeldOneDies) {
   DclWorld w;
   const SceneId s = w.add_scene("a", {0, 0}).value();
   const EntityId v0 = dcl_entity_id(20, 0), v3 = dcl_entity_id(20, 3);
-  w.apply(s, put_transform(v0, 1, at({1, 0, 0}, 0)));
-  w.apply(s, put_transform(v3, 1, at({3, 0, 0}, 0)));
-  w.apply(s, put_transform(21, 1, at({0, 1, 0}, v3)));
+  apply(w, s, put_transform(v0, 1, at({1, 0, 0}, 0)));
+  apply(w, s, put_transform(v3, 1, at({3, 0, 0}, 0)));
+  apply(w, s, put_transform(21, 1, at({0, 1, 0}, v3)));
   EXPECT_EQ(w.shadowed(s), 1u);
   EXPECT_FALSE(w.store_id(s, v3));
   EXPECT_TRUE(near(world_of(w, s, 21), T(0, 1, 0)));  // waits for v3
-  w.apply(s, CrdtMessage::delete_entity(v0));         // kills v0 only
+  apply(w, s, CrdtMessage::delete_entity(v0));         // kills v0 only
   EXPECT_EQ(w.shadowed(s), 0u);
   EXPECT_TRUE(near(world_of(w, s, v3), T(3, 0, 0)));
   EXPECT_TRUE(near(world_of(w, s, 21), T(3, 1, 0)));
@@ -171,11 +177,11 @@ TEST(DclWorld, RemovingASceneDestroysExactlyItsEntitiesAndItsSlotIsReused) {
   const SceneId a = w.add_scene("a", {0, 0}).value();
   const SceneId b = w.add_scene("b", {4, 0}).value();
   for (EntityId e = 512; e < 612; ++e) {
-    w.apply(a, put_transform(e, 1, at({1, 0, 0}, e == 512 ? 0 : e - 1)));
-    w.apply(b, put_transform(e, 1, at({0, 1, 0}, e == 512 ? 0 : e - 1)));
+    apply(w, a, put_transform(e, 1, at({1, 0, 0}, e == 512 ? 0 : e - 1)));
+    apply(w, b, put_transform(e, 1, at({0, 1, 0}, e == 512 ? 0 : e - 1)));
   }
-  w.apply(a, put_transform(700, 1, at({0, 0, 1}, 701)));  // waiting
-  w.apply(a, put_transform(702, 1, at({0, 0, 1}, 702)));  // on a cycle
+  apply(w, a, put_transform(700, 1, at({0, 0, 1}, 701)));  // waiting
+  apply(w, a, put_transform(702, 1, at({0, 0, 1}, 702)));  // on a cycle
   EXPECT_EQ(w.store().size(), 2u + 200u + 2u);
   (void)w.store().take_changes();
   w.remove_scene(a);
@@ -185,7 +191,7 @@ TEST(DclWorld, RemovingASceneDestroysExactlyItsEntitiesAndItsSlotIsReused) {
   EXPECT_TRUE(near(world_of(w, b, 611), T(64, 100, 0)));
   const SceneId c = w.add_scene("c", {0, 9}).value();
   EXPECT_EQ(c, a);  // the freed slot
-  w.apply(c, put_transform(701, 1, at({0, 0, 0}, 0)));
+  apply(w, c, put_transform(701, 1, at({0, 0, 0}, 0)));
   EXPECT_FALSE(w.store_id(c, 700));  // nothing of a's stream lives on in c
   EXPECT_TRUE(near(world_of(w, c, 701), T(0, 0, 144)));
   EXPECT_EQ(w.scenes(), (std::vector<SceneId>{a, b}));

@@ -46,7 +46,7 @@ TEST_F(GpuDclWorld, ReplayedWorldWithScenesComingAndGoingMatchesTheReference) {
     std::optional<DclTransform> t = decode_dcl_transform(entry->data);
     ASSERT_TRUE(t);
     t->position += float3(0, 2, 0);
-    world.apply(s, dcl_test::put_transform(e, entry->lamport + 1, *t));
+    ASSERT_TRUE(world.apply(s, dcl_test::put_transform(e, entry->lamport + 1, *t)));
     ++moved;
   }
   EXPECT_LE(frame_and_compare(gpu, cpu, world.store(), "values frame"), 1.0);
