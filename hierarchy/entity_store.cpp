@@ -314,6 +314,7 @@ void EntityStore::set_parent_at(uint32_t s, EntityId parent, uint32_t parent_slo
 
 void EntityStore::set_parent_linked(uint32_t s, EntityId parent, uint32_t parent_slot) {
   reserve_parent_change(1);
+  if (parent_slot == kNone) pending_children_.make_room_for_one();  // listed under the id
   if (rec_[s].flags & bit(Component::Parent)) unlink_child(s);
   rec_[s].parent = parent;
   link_child(s, parent, parent_slot);
@@ -336,17 +337,20 @@ void EntityStore::move_children_at(uint32_t from_slot, uint32_t to_slot) {
 
 void EntityStore::move_children_list(uint32_t from, EntityId from_id, EntityId to,
                                      uint32_t to_slot) {
-  uint32_t head;
-  if (from != kNone) {
-    head = links_[from].first_child;
-    links_[from].first_child = kNone;
-  } else {
-    head = pending_children_.size() != 0 ? pending_children_.take(from_id) : kNone;
-  }
+  const uint32_t head = from != kNone                       ? links_[from].first_child
+                        : pending_children_.size() != 0 ? pending_children_.find(from_id)
+                                                        : kNone;
   if (head == kNone) return;
+  // Room first: out of memory, the children stay where they were.
   size_t children = 0;
   for (uint32_t c = head; c != kNone; c = links_[c].next_sibling) ++children;
   reserve_parent_change(children);
+  if (to_slot == kNone) pending_children_.make_room_for_one();
+  if (from != kNone) {
+    links_[from].first_child = kNone;
+  } else {
+    pending_children_.erase(from_id);
+  }
   // The list moves whole: each child changes its Parent, then the list is spliced in front of
   // `to`'s children.
   uint32_t tail = head;

@@ -166,8 +166,8 @@ class EntityStore {
   void touch(uint32_t slot);
   void touch_value(uint32_t slot);
   // Room in the change lists for `slots` entities whose Parent changes, made before anything
-  // changes: out of memory, the store stays as it was. (A Parent naming an entity that does not
-  // exist yet may still allocate in pending_children_ half way.)
+  // changes: out of memory, the store stays as it was. (A Parent naming an id that no entity has
+  // also needs room in pending_children_: IdMap::make_room_for_one.)
   void reserve_parent_change(size_t slots);
   void mark_structural(uint32_t slot);
   void set_bit(uint32_t slot, Component c);

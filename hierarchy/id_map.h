@@ -40,6 +40,11 @@ class IdMap {
   uint32_t take(uint32_t key);
   void clear();
   void reserve(size_t count);
+  // Room for one more key: the next set() or insert_if_absent() allocates nothing (for callers
+  // that must not fail half way through an edit). Throws std::bad_alloc, leaving the map whole.
+  void make_room_for_one() {
+    if ((table_.size + 1) * 2 > table_.slots.size()) grow();
+  }
   size_t size() const { return size_; }
 
  private:

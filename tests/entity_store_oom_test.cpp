@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <new>
 #include <set>
 #include <vector>
@@ -81,6 +82,26 @@ EntityStore make_store() {
   return ::testing::AssertionSuccess();
 }
 
+// The children listed under ids that no entity has: once each such id is created, its children
+// are exactly the entities whose Parent names it.
+::testing::AssertionResult waiting_children_attach(EntityStore& store) {
+  std::map<EntityId, std::multiset<EntityId>> named;
+  for (uint32_t slot = 0; slot < store.slot_capacity(); ++slot)
+    if (store.alive_at(slot) && store.has_at(slot, Component::Parent) &&
+        store.parent_slot_at(slot) == EntityStore::kNoSlot)
+      named[store.parent_at(slot)].insert(store.id_at(slot));
+  for (const auto& [parent, children] : named) {
+    if (!store.create(parent))
+      return ::testing::AssertionFailure() << "parent " << parent << " exists already";
+    const std::vector<EntityId> listed = store.children(parent);
+    if (std::multiset<EntityId>(listed.begin(), listed.end()) != children)
+      return ::testing::AssertionFailure() << "parent " << parent << " has " << listed.size()
+                                           << " children listed, " << children.size()
+                                           << " naming it";
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // One kind of edit applied to every entity in turn until an allocation fails.
 template <class Edit>
 void edit_until_failure(const char* what, Edit&& edit) {
@@ -107,6 +128,7 @@ void edit_until_failure(const char* what, Edit&& edit) {
     disarm();
     EXPECT_TRUE(failed);
     ASSERT_TRUE(changes_cover(store, before));
+    ASSERT_TRUE(waiting_children_attach(store));
   }
 }
 
@@ -133,6 +155,22 @@ TEST(EntityStoreOutOfMemory, AStructuralEditThatFailsLeavesTheLinksWholeAndNothi
     s.remove(id, Component::Parent);
   });
   edit_until_failure("destroy", [](EntityStore& s, EntityId id) { s.destroy(kEntities + 1 - id); });
+}
+
+// A Parent may name an id no entity has yet: the store lists such children under the id, in a
+// map that grows as more ids are named.
+TEST(EntityStoreOutOfMemory, AParentNamedAheadOfItsEntityThatFailsLeavesTheLinksWhole) {
+  constexpr EntityId kMissing = 1u << 20;
+  edit_until_failure("set_parent to missing ids", [](EntityStore& s, EntityId id) {
+    s.set_parent(id, kMissing + id);
+  });
+  edit_until_failure("move_children to missing ids", [](EntityStore& s, EntityId id) {
+    s.move_children(id, kMissing + id);
+  });
+  edit_until_failure("move_children between missing ids", [](EntityStore& s, EntityId id) {
+    s.set_parent(id, kMissing + id);
+    s.move_children(kMissing + id, kMissing + kEntities + id);
+  });
 }
 
 }  // namespace
