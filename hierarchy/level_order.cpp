@@ -361,8 +361,10 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
 
   // The loops below visit scattered slots of arrays of millions, a few dependent misses each:
   // the lines of the slots kAhead places on are asked for first, and what those lines point at
-  // once they are in, so that the misses of several slots overlap.
-  constexpr size_t kAhead = 8;
+  // once they are in, so that the misses of several slots overlap. (8 places left the detach
+  // loop waiting on lines asked for too late: a world frame's update, 3,000 edited slots, took
+  // 10% longer.)
+  constexpr size_t kAhead = 16;
   auto at = [&](size_t k) { return k < edited.size() ? edited[k] : kNone; };
 
   // Take them out of the order (level == kNone marks an edited slot until it is placed again)

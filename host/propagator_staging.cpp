@@ -33,7 +33,7 @@ constexpr uint32_t kCopyRunMin = 16;
 
 // How far ahead a pass over scattered slots prefetches: enough misses in flight to cover a
 // memory latency, few enough that the lines are still there when their turn comes.
-constexpr uint32_t kPrefetchAhead = 8;
+constexpr uint32_t kPrefetchAhead = 16;
 
 // Ranges -> sorted, disjoint ranges, the closest merged until at most `most` remain.
 std::vector<Range> coalesce(std::vector<Range> ranges, size_t most = kMaxRegions) {
