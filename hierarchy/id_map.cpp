@@ -1,7 +1,9 @@
 #include "id_map.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <new>
 #include <utility>
 
 namespace tprop {
@@ -10,9 +12,12 @@ namespace {
 // Old slots looked at per set() or erase() while growing: the old table has twice as many
 // slots as entries, and the new one fills after as many more inserts, so 4 finish it in time.
 constexpr size_t kDrainBudget = 8;
+// Keys below this may always go to the direct array (256 KiB of it at most, before the map's
+// size raises the bound).
+constexpr size_t kDirectMin = size_t(1) << 16;
 }  // namespace
 
-size_t IdMap::Table::index_of(uint32_t key) const {
+size_t IdHash::Table::index_of(uint32_t key) const {
   if (slots.empty()) return 0;
   for (size_t i = home(key);; i = (i + 1) & mask) {
     const Slot& s = slots[i];
@@ -21,7 +26,7 @@ size_t IdMap::Table::index_of(uint32_t key) const {
   }
 }
 
-void IdMap::Table::insert_new(uint32_t key, uint32_t value) {
+void IdHash::Table::insert_new(uint32_t key, uint32_t value) {
   for (size_t i = home(key);; i = (i + 1) & mask)
     if (slots[i].stored == 0) {
       slots[i] = {key, value + 1};
@@ -30,7 +35,7 @@ void IdMap::Table::insert_new(uint32_t key, uint32_t value) {
     }
 }
 
-void IdMap::Table::erase_at(size_t i) {
+void IdHash::Table::erase_at(size_t i) {
   // Backward-shift deletion: pull later members of the probe run into the hole when the hole
   // lies between their home and their current place.
   for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
@@ -46,7 +51,7 @@ void IdMap::Table::erase_at(size_t i) {
   --size;
 }
 
-uint32_t IdMap::find(uint32_t key) const {
+uint32_t IdHash::find(uint32_t key) const {
   if (const size_t i = table_.index_of(key); i < table_.slots.size())
     return table_.slots[i].stored - 1;
   if (old_.size == 0) return kMissing;
@@ -54,7 +59,7 @@ uint32_t IdMap::find(uint32_t key) const {
   return i < old_.slots.size() ? old_.slots[i].stored - 1 : kMissing;
 }
 
-void IdMap::set(uint32_t key, uint32_t value) {
+void IdHash::set(uint32_t key, uint32_t value) {
   assert(value != kMissing);
   if (old_.size) drain(kDrainBudget);
   if (const size_t i = table_.index_of(key); i < table_.slots.size()) {
@@ -73,7 +78,7 @@ void IdMap::set(uint32_t key, uint32_t value) {
   ++size_;
 }
 
-uint32_t IdMap::insert_if_absent(uint32_t key, uint32_t value) {
+uint32_t IdHash::insert_if_absent(uint32_t key, uint32_t value) {
   assert(value != kMissing);
   if (old_.size) drain(kDrainBudget);
   if (const size_t i = table_.index_of(key); i < table_.slots.size())
@@ -87,7 +92,7 @@ uint32_t IdMap::insert_if_absent(uint32_t key, uint32_t value) {
   return kMissing;
 }
 
-uint32_t IdMap::take(uint32_t key) {
+uint32_t IdHash::take(uint32_t key) {
   if (old_.size) drain(kDrainBudget);
   if (const size_t i = table_.index_of(key); i < table_.slots.size()) {
     const uint32_t value = table_.slots[i].stored - 1;
@@ -104,26 +109,14 @@ uint32_t IdMap::take(uint32_t key) {
   return value;
 }
 
-// No value is kMissing (set() refuses it), so take() says whether the key was there.
-bool IdMap::erase(uint32_t key) { return take(key) != kMissing; }
-
-void IdMap::clear() {
+void IdHash::clear() {
   table_ = Table{};
   old_ = Table{};
   drain_at_ = 0;
   size_ = 0;
 }
 
-void IdMap::reserve(size_t count) {
-  // At load time: everything at once.
-  drain(SIZE_MAX);
-  while (table_.slots.size() < count * 2) {
-    grow();
-    drain(SIZE_MAX);
-  }
-}
-
-void IdMap::grow() {
+void IdHash::grow() {
   // A drain still under way when the new table fills (not with kDrainBudget) finishes first.
   drain(SIZE_MAX);
   const size_t capacity = table_.slots.empty() ? 16 : table_.slots.size() * 2;
@@ -138,7 +131,7 @@ void IdMap::grow() {
   if (old_.size == 0) old_ = Table{};
 }
 
-void IdMap::drain(size_t budget) {
+void IdHash::drain(size_t budget) {
   while (old_.size && budget--) {
     assert(drain_at_ < old_.slots.size());
     const Slot s = old_.slots[drain_at_];
@@ -155,5 +148,75 @@ void IdMap::drain(size_t budget) {
     table_.slots.advise_huge_pages();  // now that its pages are all in (see assign_zeroed)
   }
 }
+
+size_t IdMap::direct_bound() const {
+  return std::max({kDirectMin, 2 * (size() + 1), 2 * reserved_});
+}
+
+bool IdMap::direct_holds(uint32_t key) {
+  if (key < direct_.size()) return true;
+  const size_t bound = direct_bound();
+  if (key >= bound) return false;
+  // In steps of 256 KiB (the array's capacity doubles beneath, or grows in place once mapped):
+  // a doubling zero-filled at once, 32 MB past 8 million ids, would be a hitch of its own.
+  const size_t n = std::min(bound, (size_t(key) + kDirectMin) & ~(kDirectMin - 1));
+  try {
+    direct_.resize(n);
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  return true;
+}
+
+// A key the hash took before the direct array reached it stays in the hash: every path below
+// looks there before it writes a key into the direct array.
+void IdMap::set(uint32_t key, uint32_t value) {
+  assert(value != kMissing);
+  if (key < direct_.size() && direct_[key] != 0) {
+    direct_[key] = value + 1;
+    return;
+  }
+  // One probe for the keys that can only be in the hash.
+  if (key >= direct_.size() && key >= direct_bound()) return hash_.set(key, value);
+  if ((hash_.size() == 0 || hash_.find(key) == kMissing) && direct_holds(key)) {
+    direct_[key] = value + 1;
+    ++direct_count_;
+    return;
+  }
+  hash_.set(key, value);
+}
+
+uint32_t IdMap::insert_if_absent(uint32_t key, uint32_t value) {
+  assert(value != kMissing);
+  if (key < direct_.size() && direct_[key] != 0) return direct_[key] - 1;
+  if (key >= direct_.size() && key >= direct_bound()) return hash_.insert_if_absent(key, value);
+  if (hash_.size() != 0)
+    if (const uint32_t held = hash_.find(key); held != kMissing) return held;
+  if (direct_holds(key)) {
+    direct_[key] = value + 1;
+    ++direct_count_;
+    return kMissing;
+  }
+  return hash_.insert_if_absent(key, value);
+}
+
+uint32_t IdMap::take(uint32_t key) {
+  if (key < direct_.size() && direct_[key] != 0) {
+    const uint32_t value = direct_[key] - 1;
+    direct_[key] = 0;
+    --direct_count_;
+    return value;
+  }
+  return hash_.size() != 0 ? hash_.take(key) : kMissing;
+}
+
+void IdMap::clear() {
+  direct_ = SlotVector<uint32_t>{};
+  direct_count_ = 0;
+  reserved_ = 0;
+  hash_.clear();
+}
+
+void IdMap::reserve(size_t count) { reserved_ = std::max(reserved_, count); }
 
 }  // namespace tprop

@@ -95,12 +95,14 @@ TEST(CliProgress, ATerminalGetsTheProgressLineAndItIsErased) {
   if (std::system("script --version >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "script(1) from util-linux is not installed";
   const std::string typescript = temp_path("typescript.txt");
-  const std::string inner = quoted(TPROP_CLI_PATH) + " run gen:chain:500000 --backend cpu";
+  // Loading must outlast the ticker's first tick (100 ms): 2,000,000 entities take about 250 ms
+  // here (500,000 took 60 ms once ids stopped being hashed, and the line was never drawn).
+  const std::string inner = quoted(TPROP_CLI_PATH) + " run gen:chain:2000000 --backend cpu";
   const std::string command = "TPROP_PROGRESS_DELAY_MS=0 script -qec " + quoted(inner) + " " +
                               quoted(typescript) + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0);
   const std::string text = read_text(typescript);
-  EXPECT_CONTAINS(text, "\r\033[Kloading gen:chain:500000  ");
+  EXPECT_CONTAINS(text, "\r\033[Kloading gen:chain:2000000  ");
   EXPECT_CONTAINS(text, "\r\033[K");
 }
 

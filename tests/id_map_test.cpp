@@ -1,6 +1,7 @@
 #include "id_map.h"
 
 #include <random>
+#include <string>
 #include <unordered_map>
 
 #include <gtest/gtest.h>
@@ -8,18 +9,36 @@
 namespace tprop {
 namespace {
 
-// Checks every key ever used against the model; returns how many disagree.
+// The keys of a test, from an index below `count`: dense (the index itself), sparse (spread
+// over all 32 bits, so that every key goes to the hash) or mixed (scattered below 300,000: the
+// early ones above the direct array's bound go to the hash and stay there as the bound rises
+// past them with the map's size).
+enum class Keys { Dense, Sparse, Mixed };
+uint32_t key_of(Keys keys, uint32_t index) {
+  switch (keys) {
+    case Keys::Dense: return index;
+    case Keys::Sparse: return index * 0x9E3779B1u + 0x40000000u;
+    case Keys::Mixed: return uint32_t((uint64_t(index) * 7919u) % 300007u);
+  }
+  return index;
+}
+
+// Checks every key of the test against the model; returns how many disagree.
 size_t disagreements(const IdMap& map, const std::unordered_map<uint32_t, uint32_t>& model,
-                     uint32_t key_range) {
+                     Keys keys, uint32_t count) {
   size_t bad = 0;
-  for (uint32_t k = 0; k < key_range; ++k) {
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t k = key_of(keys, i);
     const auto it = model.find(k);
     bad += map.find(k) != (it == model.end() ? IdMap::kMissing : it->second);
   }
   return bad + (map.size() != model.size());
 }
 
-TEST(IdMap, MatchesAMapThroughGrowthsWithEditsWhileTheOldTableDrains) {
+class IdMapKeys : public ::testing::TestWithParam<Keys> {};
+
+TEST_P(IdMapKeys, MatchesAMapThroughGrowthsWithEditsWhileTheOldTableDrains) {
+  const Keys keys = GetParam();
   IdMap map;
   std::unordered_map<uint32_t, uint32_t> model;
   std::mt19937 rng(7);
@@ -27,7 +46,7 @@ TEST(IdMap, MatchesAMapThroughGrowthsWithEditsWhileTheOldTableDrains) {
   // Mostly inserts (growing through several tables), with overwrites and erases mixed in, and
   // everything checked often, drains under way included.
   for (int step = 0; step < 120000; ++step) {
-    const uint32_t key = rng() % kKeys;
+    const uint32_t key = key_of(keys, rng() % kKeys);
     const uint32_t op = rng() % 10;
     if (op < 6) {
       map.set(key, uint32_t(step));
@@ -39,25 +58,26 @@ TEST(IdMap, MatchesAMapThroughGrowthsWithEditsWhileTheOldTableDrains) {
       ASSERT_EQ(map.find(key), it == model.end() ? IdMap::kMissing : it->second) << step;
     }
     if (step % 4999 == 0) {
-      ASSERT_EQ(disagreements(map, model, kKeys), 0u) << "step " << step;
+      ASSERT_EQ(disagreements(map, model, keys, kKeys), 0u) << "step " << step;
     }
   }
-  ASSERT_EQ(disagreements(map, model, kKeys), 0u);
+  ASSERT_EQ(disagreements(map, model, keys, kKeys), 0u);
   // Emptied, in the middle of whatever state it is in.
-  for (uint32_t k = 0; k < kKeys; ++k) map.erase(k);
+  for (uint32_t i = 0; i < kKeys; ++i) map.erase(key_of(keys, i));
   EXPECT_EQ(map.size(), 0u);
-  EXPECT_EQ(map.find(5), IdMap::kMissing);
+  EXPECT_EQ(map.find(key_of(keys, 5)), IdMap::kMissing);
 }
 
 // insert_if_absent and take are find-then-set and find-then-erase in one probe: the same
 // outcomes as those pairs on a model, through growths and drains.
-TEST(IdMap, InsertIfAbsentAndTakeActAsFindThenSetAndFindThenErase) {
+TEST_P(IdMapKeys, InsertIfAbsentAndTakeActAsFindThenSetAndFindThenErase) {
+  const Keys keys = GetParam();
   IdMap map;
   std::unordered_map<uint32_t, uint32_t> model;
   std::mt19937 rng(11);
   constexpr uint32_t kKeys = 30000;
   for (int step = 0; step < 100000; ++step) {
-    const uint32_t key = rng() % kKeys;
+    const uint32_t key = key_of(keys, rng() % kKeys);
     const auto it = model.find(key);
     const uint32_t held = it == model.end() ? IdMap::kMissing : it->second;
     if (rng() % 3 != 0) {
@@ -68,11 +88,41 @@ TEST(IdMap, InsertIfAbsentAndTakeActAsFindThenSetAndFindThenErase) {
       model.erase(key);
     }
     if (step % 9973 == 0) {
-      ASSERT_EQ(disagreements(map, model, kKeys), 0u) << "step " << step;
+      ASSERT_EQ(disagreements(map, model, keys, kKeys), 0u) << "step " << step;
     }
   }
-  ASSERT_EQ(disagreements(map, model, kKeys), 0u);
+  ASSERT_EQ(disagreements(map, model, keys, kKeys), 0u);
   EXPECT_EQ(IdMap().take(3), IdMap::kMissing);  // an empty map, no table yet
+}
+
+INSTANTIATE_TEST_SUITE_P(Keys, IdMapKeys, ::testing::Values(Keys::Dense, Keys::Sparse, Keys::Mixed),
+                         [](const ::testing::TestParamInfo<Keys>& p) {
+                           return std::string(p.param == Keys::Dense    ? "Dense"
+                                              : p.param == Keys::Sparse ? "Sparse"
+                                                                           : "Mixed");
+                         });
+
+// A key the hash took while it lay beyond the direct array's bound stays the one entry for that
+// key once the array has grown past it: found, overwritten, taken there, never doubled.
+TEST(IdMap, AKeyHashedBeforeTheDirectArrayReachedItStaysOneEntry) {
+  IdMap map;
+  constexpr uint32_t kEarly = 150000;  // beyond the bound of an empty map (65,536)
+  map.set(kEarly, 1);
+  for (uint32_t k = 0; k < 100000; ++k) map.set(k, k + 10);  // the bound passes kEarly
+  map.set(kEarly + 1, 2);  // inside the direct array now
+  EXPECT_EQ(map.size(), 100002u);
+  EXPECT_EQ(map.find(kEarly), 1u);
+  EXPECT_EQ(map.insert_if_absent(kEarly, 7), 1u);
+  map.set(kEarly, 3);
+  EXPECT_EQ(map.find(kEarly), 3u);
+  EXPECT_EQ(map.size(), 100002u);
+  EXPECT_EQ(map.take(kEarly), 3u);
+  EXPECT_EQ(map.find(kEarly), IdMap::kMissing);
+  EXPECT_EQ(map.size(), 100001u);
+  EXPECT_EQ(map.insert_if_absent(kEarly, 4), IdMap::kMissing);  // now a direct entry
+  EXPECT_EQ(map.find(kEarly), 4u);
+  EXPECT_EQ(map.find(kEarly + 1), 2u);
+  EXPECT_EQ(map.size(), 100002u);
 }
 
 TEST(IdMap, SequentialIdsGrowWithoutLosingAny) {
