@@ -102,40 +102,99 @@ std::vector<DclWorld::SceneId> DclWorld::scenes() const {
   return out;
 }
 
+namespace {
+
+// "scene 'NAME': what", or where even that cannot be allocated a message short enough for the
+// string's own room (no allocation).
+Error scene_error(const std::string& scene, const char* what) noexcept {
+  try {
+    return Error{"scene '" + scene + "': " + what};
+  } catch (...) {
+    return Error{"out of memory"};
+  }
+}
+
+// The scene error for the exception being handled (std::bad_alloc: nothing else throws while a
+// message is applied); only from a catch block.
+Error failure_in_flight(const std::string& scene) noexcept {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return scene_error(scene, e.what());
+  } catch (...) {
+    return scene_error(scene, "unknown exception");
+  }
+}
+
+// A copy of e, or where its message cannot be allocated one short enough for the string's own
+// room.
+Error copy_error(const Error& e) noexcept {
+  try {
+    return e;
+  } catch (...) {
+    return Error{"out of memory"};
+  }
+}
+
+// The first error of a chunk stands.
+void set_error(Status& st, const Error& e) noexcept {
+  if (st) st = copy_error(e);
+}
+
+}  // namespace
+
 Result<DclWorld::SceneId> DclWorld::add_scene(std::string name, DclParcel base) {
-  SceneId slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else if (scenes_.size() < kMaxScenes) {
-    slot = SceneId(scenes_.size());
-    scenes_.emplace_back();
-  } else {
+  if (free_slots_.empty() && scenes_.size() >= kMaxScenes)
     return Error{"cannot add scene '" + name + "': the world already holds " +
                  std::to_string(kMaxScenes) +
                  " scenes, the most its 32-bit entity ids allow (65536 numbers a scene)"};
+  // What allocates comes first: out of memory, the world stays as it was. (The root's
+  // translation, set on the entity just created and listed, allocates nothing.)
+  const bool reuse = !free_slots_.empty();
+  const SceneId slot = reuse ? free_slots_.back() : SceneId(scenes_.size());
+  std::unique_ptr<SceneData> sc;
+  try {
+    sc = std::make_unique<SceneData>();
+    if (!reuse) scenes_.reserve(scenes_.size() + 1);
+    sc->slot = slot;
+    sc->root_slot = store_.create_at_slot(sc->root());
+  } catch (const std::bad_alloc&) {
+    return scene_error(name, "out of memory adding the scene");
   }
-  auto sc = std::make_unique<SceneData>();
-  sc->slot = slot;
+  assert(sc->root_slot != EntityStore::kNoSlot && "a free scene slot has no entities left");
+  store_.set_translation(sc->root(), dcl_parcel_position(base));
   sc->name = std::move(name);
   sc->parcel = base;
-  sc->root_slot = store_.create_at_slot(sc->root());
-  store_.set_translation(sc->root(), dcl_parcel_position(base));
+  if (reuse) {
+    free_slots_.pop_back();
+  } else {
+    scenes_.emplace_back();
+  }
   scenes_[slot] = std::move(sc);
   ++scene_count_;
   return slot;
 }
 
-void DclWorld::remove_scene(SceneId s) {
+Status DclWorld::remove_scene(SceneId s) {
   SceneData& sc = scene(s);
   // Every store entity of the scene is a held number or the root: O(highest number), which a
-  // scene's own stream decides (the SDK numbers its entities densely from 512).
+  // scene's own stream decides (the SDK numbers its entities densely from 512). Room first, so
+  // that out of memory the scene stays whole rather than half destroyed.
+  size_t entities = 1;
+  for (uint32_t n = 1; n < sc.numbers.size(); ++n) entities += (sc.numbers[n].flags & kHeld) != 0;
+  try {
+    store_.reserve_destroys(entities);
+    free_slots_.reserve(free_slots_.size() + 1);
+  } catch (const std::bad_alloc&) {
+    return scene_error(sc.name, "out of memory removing the scene (it stays loaded)");
+  }
   for (uint32_t n = 1; n < sc.numbers.size(); ++n)
     if (sc.numbers[n].flags & kHeld) store_.destroy(sc.id(uint16_t(n)));
   store_.destroy(sc.root());
   scenes_[s].reset();
   free_slots_.push_back(s);
   --scene_count_;
+  return ok_status();
 }
 
 std::optional<EntityId> DclWorld::store_id(SceneId s, EntityId entity) const {
@@ -194,46 +253,6 @@ void DclWorld::stage(SceneData& sc, size_t chunk, const CrdtMessage& m) {
   if (read_ - applied_ > kApplyAhead) apply_staged();
 }
 
-namespace {
-
-// "scene 'NAME': what", or where even that cannot be allocated a message short enough for the
-// string's own room (no allocation).
-Error scene_error(const std::string& scene, const char* what) noexcept {
-  try {
-    return Error{"scene '" + scene + "': " + what};
-  } catch (...) {
-    return Error{"out of memory"};
-  }
-}
-
-// The scene error for the exception being handled (std::bad_alloc: nothing else throws while a
-// message is applied); only from a catch block.
-Error failure_in_flight(const std::string& scene) noexcept {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    return scene_error(scene, e.what());
-  } catch (...) {
-    return scene_error(scene, "unknown exception");
-  }
-}
-
-// A copy of e, or where its message cannot be allocated one short enough for the string's own
-// room.
-Error copy_error(const Error& e) noexcept {
-  try {
-    return e;
-  } catch (...) {
-    return Error{"out of memory"};
-  }
-}
-
-// The first error of a chunk stands.
-void set_error(Status& st, const Error& e) noexcept {
-  if (st) st = copy_error(e);
-}
-
-}  // namespace
 
 Result<CrdtApplyResult> DclWorld::apply(SceneId s, const CrdtMessage& m) {
   SceneData& sc = scene(s);

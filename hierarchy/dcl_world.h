@@ -69,11 +69,13 @@ class DclWorld {
   DclWorld(DclWorld&&) noexcept;
   DclWorld& operator=(DclWorld&&) noexcept;
 
-  // Adds an empty scene (its root only). Error when kMaxScenes scenes are loaded.
+  // Adds an empty scene (its root only). Error when kMaxScenes scenes are loaded or memory
+  // runs out (the world then stays as it was).
   Result<SceneId> add_scene(std::string name, DclParcel base);
   // Destroys every store entity of the scene and forgets its stream, in O(scene); the slot is
-  // free for a later add_scene. `s` must be a loaded scene.
-  void remove_scene(SceneId s);
+  // free for a later add_scene. `s` must be a loaded scene. Error only when memory runs out
+  // before anything is destroyed: the scene then stays loaded, whole.
+  Status remove_scene(SceneId s);
   bool has_scene(SceneId s) const;
 
   // The scene's CRDT logic, as DclScene's: apply one message, or feed stream bytes in chunks of

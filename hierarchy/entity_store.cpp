@@ -116,6 +116,16 @@ bool EntityStore::destroy(EntityId id) {
   return true;
 }
 
+void EntityStore::reserve_destroys(size_t entities) {
+  // Each destroy lists the entity and its children once each (a child listed again when it is
+  // destroyed itself): at most twice the entities in all, as destroy()'s own room_for asks.
+  room_for(parent_changed_slots_, entities);
+  room_for(dirty_slots_, 2 * entities);
+  room_for(structural_slots_, 2 * entities);
+  room_for(free_slots_, entities);
+  room_for(free_rare_, entities);
+}
+
 uint32_t EntityStore::live_slot(EntityId e) const { return id_to_slot_.find(e); }
 
 // Listed first, marked after: out of memory, the slot is neither, and the next change lists it

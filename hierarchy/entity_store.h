@@ -71,6 +71,10 @@ class EntityStore {
   uint32_t create_at_slot(EntityId id);
   // Returns false when there is no such entity. Its children lose their Parent.
   bool destroy(EntityId id);
+  // Room for destroying `entities` entities whose children are among them (a subtree, a whole
+  // scene): after it, those destroy() calls allocate nothing, so a caller that must not stop
+  // half way can fail before it starts. Throws std::bad_alloc, leaving the store as it was.
+  void reserve_destroys(size_t entities);
   bool contains(EntityId id) const { return slot_of(id) != kNoSlot; }
   size_t size() const { return id_to_slot_.size(); }
   void reserve(size_t entities);

@@ -219,7 +219,8 @@ class Replay {
       const DclWorldScene& sc = streams_.scenes[i];
       if (ids_[i] && sc.unload_frame == f) {
         const auto start = Clock::now();
-        world_.remove_scene(*ids_[i]);
+        if (Status st = world_.remove_scene(*ids_[i]); !st)
+          return Error{"frame " + std::to_string(f) + ": " + st.error().message};
         frame.unload_ms += ms_since(start);
         ids_[i].reset();
         ++frame.unloaded;

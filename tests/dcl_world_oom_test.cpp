@@ -115,7 +115,7 @@ void feed_with_failure(const Frames& frames, uint32_t failing, long k, bool afte
     ASSERT_TRUE(singles[i].feed(next[i].bytes));
     EXPECT_TRUE(holds_the_same(w, ids[i], singles[i])) << "scene " << i << ", next frame";
   }
-  for (SceneId id : ids) w.remove_scene(id);
+  for (SceneId id : ids) ASSERT_TRUE(w.remove_scene(id));
   EXPECT_EQ(w.store().size(), 0u);
 }
 
@@ -142,6 +142,91 @@ TEST(DclWorldOutOfMemory, AFailedAllocationAnywhereInAFeedStopsItsSceneAloneAndL
       feed_with_failure(frames, f, k, false);
       feed_with_failure(frames, f, k, true);
       if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// A world that has fed frames 0 and 1 of every scene, with single-scene twins of each.
+struct LoadedWorld {
+  DclWorld w;
+  std::vector<SceneId> ids;
+  std::vector<DclScene> singles;
+  explicit LoadedWorld(const Frames& frames) : singles(frames.streams.scenes.size()) {
+    for (const DclWorldScene& sc : frames.streams.scenes)
+      ids.push_back(w.add_scene(sc.name, sc.parcel).value());
+    for (uint32_t f : {0u, 1u}) {
+      for (const Status& st : w.feed(frames.chunks(ids, f))) EXPECT_TRUE(st);
+      for (size_t i = 0; i < ids.size(); ++i)
+        EXPECT_TRUE(singles[i].feed(frames.streams.scenes[i].chunk(f)));
+    }
+  }
+};
+
+// Loading and unloading scenes out of memory: an error, and the world as it was (the scene not
+// added; the scene to remove loaded and whole), never half of either; the same call succeeds
+// once memory is back.
+TEST(DclWorldOutOfMemory, AddingOrRemovingASceneOutOfMemoryLeavesTheWorldAsItWas) {
+  const Frames frames = Frames::make();
+  const auto allocations = [&](auto&& op) {
+    LoadedWorld lw(frames);
+    arm(LONG_MAX, false);
+    (void)op(lw);
+    const long n = alloc_failure::count();
+    disarm();
+    return n;
+  };
+  const auto remove_one = [](LoadedWorld& lw) { return lw.w.remove_scene(lw.ids[1]); };
+  const long removal = allocations(remove_one);
+  ASSERT_GT(removal, 0);
+  for (long k = 0; k < removal; ++k) {
+    SCOPED_TRACE(testing::Message() << "removal, allocation " << k);
+    LoadedWorld lw(frames);
+    const size_t before = lw.w.store().size();
+    arm(k, true);
+    const Status st = remove_one(lw);
+    disarm();
+    ASSERT_FALSE(st) << "the removal made no allocation it could fail at";
+    EXPECT_NE(st.error().message.find("out of memory"), std::string::npos) << st.error().message;
+    EXPECT_EQ(lw.w.store().size(), before);
+    ASSERT_TRUE(lw.w.has_scene(lw.ids[1]));
+    for (size_t i = 0; i < lw.ids.size(); ++i)
+      EXPECT_TRUE(holds_the_same(lw.w, lw.ids[i], lw.singles[i])) << "scene " << i;
+    ASSERT_TRUE(remove_one(lw));
+    EXPECT_EQ(lw.w.store().size(), before - lw.singles[1].store().size() - 1);
+  }
+  // A new scene: in a new slot, and in the slot of a scene removed before.
+  for (const bool reuse : {false, true}) {
+    const auto add_one = [&](LoadedWorld& lw) {
+      if (reuse && lw.w.has_scene(lw.ids[2])) {
+        EXPECT_TRUE(lw.w.remove_scene(lw.ids[2]));
+      }
+      return lw.w.add_scene("late", {4, -2});
+    };
+    const long adding = allocations(add_one);
+    ASSERT_GT(adding, 0);
+    for (long k = 0; k < adding; ++k) {
+      SCOPED_TRACE(testing::Message() << (reuse ? "reused slot" : "new slot") << ", allocation " << k);
+      LoadedWorld lw(frames);
+      if (reuse) {
+        ASSERT_TRUE(lw.w.remove_scene(lw.ids[2]));
+      }
+      const size_t entities = lw.w.store().size(), scenes = lw.w.scene_count();
+      arm(k, true);
+      Result<SceneId> added = add_one(lw);
+      disarm();
+      if (added) continue;  // the failed allocation was the remove's, before the add
+      // Named, unless every allocation fails, the message's own included.
+      EXPECT_TRUE(added.error().message.find("'late'") != std::string::npos ||
+                  added.error().message == "out of memory")
+          << added.error().message;
+      EXPECT_EQ(lw.w.store().size(), entities);
+      EXPECT_EQ(lw.w.scene_count(), scenes);
+      added = lw.w.add_scene("late", {4, -2});
+      ASSERT_TRUE(added);
+      const std::optional<EntityId> root = lw.w.store_id(*added, kDclRootEntity);
+      ASSERT_TRUE(root);
+      EXPECT_EQ(lw.w.store().translation_at(lw.w.store().slot_of(*root)),
+                dcl_parcel_position({4, -2}));
     }
   }
 }
@@ -200,7 +285,7 @@ TEST(DclWorldOutOfMemory, ADirectApplyOutOfMemoryReturnsAnErrorAndStopsItsSceneA
       ASSERT_TRUE(w.feed(ids[i], frames.streams.scenes[i].chunk(1)));
       EXPECT_TRUE(holds_the_same(w, ids[i], single)) << "scene " << i;
     }
-    for (SceneId id : ids) w.remove_scene(id);
+    for (SceneId id : ids) ASSERT_TRUE(w.remove_scene(id));
     EXPECT_EQ(w.store().size(), 0u);
   }
 }

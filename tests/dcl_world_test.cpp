@@ -184,7 +184,7 @@ TEST(DclWorld, RemovingASceneDestroysExactlyItsEntitiesAndItsSlotIsReused) {
   apply(w, a, put_transform(702, 1, at({0, 0, 1}, 702)));  // on a cycle
   EXPECT_EQ(w.store().size(), 2u + 200u + 2u);
   (void)w.store().take_changes();
-  w.remove_scene(a);
+  ASSERT_TRUE(w.remove_scene(a));
   EXPECT_FALSE(w.has_scene(a));
   EXPECT_EQ(w.store().size(), 101u);
   EXPECT_TRUE(w.store().take_changes().hierarchy);
@@ -277,7 +277,7 @@ TEST(DclWorld, AddingBeyondTheSlotLimitIsAClearError) {
   Result<SceneId> more = w.add_scene("one too many", {0, 0});
   ASSERT_FALSE(more);
   EXPECT_NE(more.error().message.find("65536"), std::string::npos) << more.error().message;
-  w.remove_scene(77);
+  ASSERT_TRUE(w.remove_scene(77));
   EXPECT_EQ(w.add_scene("again", {0, 0}).value(), 77u);
 }
 
@@ -291,7 +291,7 @@ void replay_and_compare(const DclWorldStreams& streams, uint32_t frames) {
     for (size_t i = 0; i < streams.scenes.size(); ++i) {
       const DclWorldScene& sc = streams.scenes[i];
       if (ids[i] && sc.unload_frame == f) {
-        w.remove_scene(*ids[i]);
+        ASSERT_TRUE(w.remove_scene(*ids[i]));
         ids[i].reset();
         singles[i].reset();
       }

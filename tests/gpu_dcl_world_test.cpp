@@ -25,7 +25,7 @@ TEST_F(GpuDclWorld, ReplayedWorldWithScenesComingAndGoingMatchesTheReference) {
     for (size_t i = 0; i < streams->scenes.size(); ++i) {
       const DclWorldScene& sc = streams->scenes[i];
       if (ids[i] && sc.unload_frame == f) {
-        world.remove_scene(*ids[i]);
+        ASSERT_TRUE(world.remove_scene(*ids[i]));
         ids[i].reset();
       }
       if (f == sc.load_frame) ids[i] = world.add_scene(sc.name, sc.parcel).value();

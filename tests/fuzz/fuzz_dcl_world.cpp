@@ -134,7 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < kScenes; ++i) {
       SceneRun& run = runs[i];
       if (run.id && choices.below(8) == 0) {
-        world.remove_scene(*run.id);
+        check(bool(world.remove_scene(*run.id)), "a scene is removed (memory is plentiful here)");
         run.id.reset();
         run.single.reset();
       } else if (!run.id && (frame == 0 || choices.below(3) == 0)) {
