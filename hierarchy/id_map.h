@@ -25,6 +25,7 @@
 
 namespace tprop {
 
+// The open-addressing table (above) that holds IdMap's keys beyond its direct array.
 class IdHash {
  public:
   static constexpr uint32_t kMissing = 0xffffffffu;
@@ -98,6 +99,7 @@ class IdMap {
       hash_.prefetch(key);
     }
   }
+  // As IdHash's: insert or overwrite; insert unless present; find and erase in one.
   void set(uint32_t key, uint32_t value);
   uint32_t insert_if_absent(uint32_t key, uint32_t value);
   bool erase(uint32_t key) { return take(key) != kMissing; }
@@ -105,8 +107,10 @@ class IdMap {
   void clear();
   // Room for `count` keys: dense keys below twice that go to the direct array from now on.
   void reserve(size_t count);
-  // Room for one more key: the next set() or insert_if_absent() allocates nothing (for callers
-  // that must not fail half way through an edit). Throws std::bad_alloc, leaving the map whole.
+  // Room for one more key: the next set() or insert_if_absent() cannot fail for lack of memory
+  // (for callers that must not fail half way through an edit; the direct array may still try
+  // to grow, and takes the hash table's room when it cannot). Throws std::bad_alloc, leaving
+  // the map whole.
   void make_room_for_one() { hash_.make_room_for_one(); }
   size_t size() const { return direct_count_ + hash_.size(); }
 
