@@ -126,6 +126,13 @@ Error failure_in_flight(const std::string& scene) noexcept {
   }
 }
 
+// Capacity for one more element, grown geometrically (reserve(size() + 1) alone copies the
+// whole vector each time: thousands of scenes added one by one took quadratic time).
+template <class T>
+void room_for_one_more(std::vector<T>& v) {
+  if (v.size() == v.capacity()) v.reserve(2 * v.size() + 1);
+}
+
 // A copy of e, or where its message cannot be allocated one short enough for the string's own
 // room.
 Error copy_error(const Error& e) noexcept {
@@ -145,9 +152,10 @@ void set_error(Status& st, const Error& e) noexcept {
 
 Result<DclWorld::SceneId> DclWorld::add_scene(std::string name, DclParcel base) {
   if (free_slots_.empty() && scenes_.size() >= kMaxScenes)
-    return Error{"cannot add scene '" + name + "': the world already holds " +
-                 std::to_string(kMaxScenes) +
-                 " scenes, the most its 32-bit entity ids allow (65536 numbers a scene)"};
+    return scene_error(name,
+                       "cannot add it: the world already holds 65536 scenes, the most its 32-bit "
+                       "entity ids allow (65536 numbers a scene)");
+  static_assert(kMaxScenes == 65536, "the message above names it");
   // What allocates comes first: out of memory, the world stays as it was. (The root's
   // translation, set on the entity just created and listed, allocates nothing.)
   const bool reuse = !free_slots_.empty();
@@ -155,7 +163,7 @@ Result<DclWorld::SceneId> DclWorld::add_scene(std::string name, DclParcel base) 
   std::unique_ptr<SceneData> sc;
   try {
     sc = std::make_unique<SceneData>();
-    if (!reuse) scenes_.reserve(scenes_.size() + 1);
+    if (!reuse) room_for_one_more(scenes_);
     sc->slot = slot;
     sc->root_slot = store_.create_at_slot(sc->root());
   } catch (const std::bad_alloc&) {
@@ -179,12 +187,17 @@ Status DclWorld::remove_scene(SceneId s) {
   SceneData& sc = scene(s);
   // Every store entity of the scene is a held number or the root: O(highest number), which a
   // scene's own stream decides (the SDK numbers its entities densely from 512). Room first, so
-  // that out of memory the scene stays whole rather than half destroyed.
-  size_t entities = 1;
-  for (uint32_t n = 1; n < sc.numbers.size(); ++n) entities += (sc.numbers[n].flags & kHeld) != 0;
+  // that out of memory the scene stays whole rather than half destroyed: for its entities and
+  // all their children, which may include entities an application made through store().
+  size_t entities = 1, children = store_.child_count_at(sc.root_slot);
+  for (uint32_t n = 1; n < sc.numbers.size(); ++n) {
+    if (!(sc.numbers[n].flags & kHeld)) continue;
+    ++entities;
+    children += store_.child_count_at(sc.numbers[n].slot);
+  }
   try {
-    store_.reserve_destroys(entities);
-    free_slots_.reserve(free_slots_.size() + 1);
+    store_.reserve_destroys(entities, children);
+    room_for_one_more(free_slots_);
   } catch (const std::bad_alloc&) {
     return scene_error(sc.name, "out of memory removing the scene (it stays loaded)");
   }

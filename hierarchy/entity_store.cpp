@@ -116,14 +116,21 @@ bool EntityStore::destroy(EntityId id) {
   return true;
 }
 
-void EntityStore::reserve_destroys(size_t entities) {
-  // Each destroy lists the entity and its children once each (a child listed again when it is
-  // destroyed itself): at most twice the entities in all, as destroy()'s own room_for asks.
-  room_for(parent_changed_slots_, entities);
-  room_for(dirty_slots_, 2 * entities);
-  room_for(structural_slots_, 2 * entities);
+void EntityStore::reserve_destroys(size_t entities, size_t children) {
+  // What destroy()'s own room_for asks, summed: each destroy lists the entity and its children
+  // (whose lists only shrink as the destroys go on).
+  room_for(parent_changed_slots_, children);
+  room_for(dirty_slots_, entities + children);
+  room_for(structural_slots_, entities + children);
   room_for(free_slots_, entities);
   room_for(free_rare_, entities);
+}
+
+size_t EntityStore::child_count_at(uint32_t slot) const {
+  assert(alive_at(slot));
+  size_t n = 0;
+  for (uint32_t c = links_[slot].first_child; c != kNone; c = links_[c].next_sibling) ++n;
+  return n;
 }
 
 uint32_t EntityStore::live_slot(EntityId e) const { return id_to_slot_.find(e); }

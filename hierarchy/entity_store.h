@@ -71,10 +71,13 @@ class EntityStore {
   uint32_t create_at_slot(EntityId id);
   // Returns false when there is no such entity. Its children lose their Parent.
   bool destroy(EntityId id);
-  // Room for destroying `entities` entities whose children are among them (a subtree, a whole
-  // scene): after it, those destroy() calls allocate nothing, so a caller that must not stop
-  // half way can fail before it starts. Throws std::bad_alloc, leaving the store as it was.
-  void reserve_destroys(size_t entities);
+  // Room for destroying `entities` entities that have `children` children in all (each entity's
+  // child_count_at(), counted before the first destroy): after it, those destroy() calls
+  // allocate nothing, so a caller that must not stop half way can fail before it starts.
+  // Throws std::bad_alloc, leaving the store as it was.
+  void reserve_destroys(size_t entities, size_t children);
+  // The entities whose Parent names the live entity at `slot`: O(that many).
+  size_t child_count_at(uint32_t slot) const;
   bool contains(EntityId id) const { return slot_of(id) != kNoSlot; }
   size_t size() const { return id_to_slot_.size(); }
   void reserve(size_t entities);

@@ -12,9 +12,10 @@ namespace {
 // Old slots looked at per set() or erase() while growing: the old table has twice as many
 // slots as entries, and the new one fills after as many more inserts, so 4 finish it in time.
 constexpr size_t kDrainBudget = 8;
-// Keys below this may always go to the direct array (256 KiB of it at most, before the map's
-// size raises the bound).
-constexpr size_t kDirectMin = size_t(1) << 16;
+// Keys below this may always go to the direct array (16 KiB of it at most, before the map's
+// size raises the bound), and one growth adds at most kDirectStep keys (256 KiB zero-filled).
+constexpr size_t kDirectMin = 4096;
+constexpr size_t kDirectStep = size_t(1) << 16;
 }  // namespace
 
 size_t IdHash::Table::index_of(uint32_t key) const {
@@ -157,9 +158,11 @@ bool IdMap::direct_holds(uint32_t key) {
   if (key < direct_.size()) return true;
   const size_t bound = direct_bound();
   if (key >= bound) return false;
-  // In steps of 256 KiB (the array's capacity doubles beneath, or grows in place once mapped):
-  // a doubling zero-filled at once, 32 MB past 8 million ids, would be a hitch of its own.
-  const size_t n = std::min(bound, (size_t(key) + kDirectMin) & ~(kDirectMin - 1));
+  // Doubling, so that a small map stays small (a map of one key costs that key's index), but
+  // at most kDirectStep at a time: a doubling zero-filled at once, 32 MB past 8 million ids,
+  // would be a hitch of its own. (The capacity beneath doubles, or grows in place once mapped.)
+  const size_t grown = direct_.size() + std::min(direct_.size(), kDirectStep);
+  const size_t n = std::min(bound, std::max(size_t(key) + 1, grown));
   try {
     direct_.resize(n);
   } catch (const std::bad_alloc&) {

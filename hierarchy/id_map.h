@@ -1,7 +1,7 @@
 // IdMap: 32-bit keys (entity ids) to 32-bit values (slots), built for 10 million entities.
 //
 // Keys below a bound that follows the map's size (twice its entries, or what reserve() named,
-// at least 65,536) sit in a direct array, 4 bytes a key: most applications number their
+// at least 4,096) sit in a direct array, 4 bytes a key: most applications number their
 // entities densely (an ECS's entity indices, glTF node indices, generated scenes), and a
 // setter by id then finds its slot with one load, at the line its neighbours use. Hashed, each
 // look-up was a cache miss of its own wherever the key's neighbours were: 10,000 set_translation

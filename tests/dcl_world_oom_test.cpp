@@ -14,6 +14,7 @@
 
 #include "alloc_failure.h"
 #include "dcl_sync.h"
+#include "dcl_test_support.h"
 #include "dcl_scene.h"
 #include "dcl_world.h"
 #include "dcl_world_gen.h"
@@ -228,6 +229,51 @@ TEST(DclWorldOutOfMemory, AddingOrRemovingASceneOutOfMemoryLeavesTheWorldAsItWas
       EXPECT_EQ(lw.w.store().translation_at(lw.w.store().slot_of(*root)),
                 dcl_parcel_position({4, -2}));
     }
+  }
+}
+
+// An application may hang its own store entities below a scene's: removing the scene then
+// hands them to the root, and makes room for them too before it destroys anything.
+TEST(DclWorldOutOfMemory, RemovingASceneWithOutsideChildrenOutOfMemoryLeavesItWhole) {
+  const auto world_with_outside_children = [](DclWorld& w) {
+    const SceneId s = w.add_scene("a", {1, 1}).value();
+    EXPECT_TRUE(w.apply(s, dcl_test::put_transform(512, 1, dcl_test::at(float3(1, 0, 0), 0))));
+    EXPECT_TRUE(w.apply(s, dcl_test::put_transform(513, 1, dcl_test::at(float3(2, 0, 0), 0))));
+    const EntityId parent = *w.store_id(s, 513);
+    for (EntityId i = 0; i < 1000; ++i) {
+      EXPECT_TRUE(w.store().create(0xF0000000u + i));
+      EXPECT_TRUE(w.store().set_parent(0xF0000000u + i, parent));
+    }
+    (void)w.store().take_changes();
+    (void)w.store().take_changes();  // the change lists keep no room
+    return s;
+  };
+  long total = 0;
+  {
+    DclWorld w;
+    const SceneId s = world_with_outside_children(w);
+    arm(LONG_MAX, false);
+    ASSERT_TRUE(w.remove_scene(s));
+    total = alloc_failure::count();
+    disarm();
+  }
+  ASSERT_GT(total, 0);
+  for (long k = 0; k < total; ++k) {
+    SCOPED_TRACE(testing::Message() << "allocation " << k);
+    DclWorld w;
+    const SceneId s = world_with_outside_children(w);
+    const size_t before = w.store().size();
+    arm(k, true);
+    const Status st = w.remove_scene(s);
+    disarm();
+    ASSERT_FALSE(st) << "the removal made no allocation it could fail at";
+    EXPECT_EQ(w.store().size(), before);
+    ASSERT_TRUE(w.store_id(s, 512));
+    EXPECT_TRUE(w.store().contains(*w.store_id(s, 512)));
+    EXPECT_EQ(w.store().children(*w.store_id(s, 513)).size(), 1000u);
+    ASSERT_TRUE(w.remove_scene(s));
+    EXPECT_EQ(w.store().size(), 1000u);
+    EXPECT_FALSE(w.store().parent(0xF0000000u));  // handed to the root
   }
 }
 

@@ -106,7 +106,7 @@ INSTANTIATE_TEST_SUITE_P(Keys, IdMapKeys, ::testing::Values(Keys::Dense, Keys::S
 // key once the array has grown past it: found, overwritten, taken there, never doubled.
 TEST(IdMap, AKeyHashedBeforeTheDirectArrayReachedItStaysOneEntry) {
   IdMap map;
-  constexpr uint32_t kEarly = 150000;  // beyond the bound of an empty map (65,536)
+  constexpr uint32_t kEarly = 150000;  // beyond the bound of an empty map (4,096)
   map.set(kEarly, 1);
   for (uint32_t k = 0; k < 100000; ++k) map.set(k, k + 10);  // the bound passes kEarly
   map.set(kEarly + 1, 2);  // inside the direct array now
