@@ -120,6 +120,16 @@ void feed_with_failure(const Frames& frames, uint32_t failing, long k, bool afte
   EXPECT_EQ(w.store().size(), 0u);
 }
 
+// How many allocations `op` makes: the ones a test then fails in turn.
+template <class Op>
+long allocations_in(Op&& op) {
+  arm(LONG_MAX, false);
+  op();
+  const long n = alloc_failure::count();
+  disarm();
+  return n;
+}
+
 // How many allocations feeding frame `f` makes (after the frames before it).
 long allocations_of_frame(const Frames& frames, uint32_t f) {
   DclWorld w;
@@ -127,11 +137,7 @@ long allocations_of_frame(const Frames& frames, uint32_t f) {
   for (const DclWorldScene& sc : frames.streams.scenes)
     ids.push_back(w.add_scene(sc.name, sc.parcel).value());
   for (uint32_t g = 0; g < f; ++g) (void)w.feed(frames.chunks(ids, g));
-  arm(LONG_MAX, false);
-  (void)w.feed(frames.chunks(ids, f));
-  const long n = alloc_failure::count();
-  disarm();
-  return n;
+  return allocations_in([&] { (void)w.feed(frames.chunks(ids, f)); });
 }
 
 TEST(DclWorldOutOfMemory, AFailedAllocationAnywhereInAFeedStopsItsSceneAloneAndLosesNothingElse) {
@@ -170,11 +176,7 @@ TEST(DclWorldOutOfMemory, AddingOrRemovingASceneOutOfMemoryLeavesTheWorldAsItWas
   const Frames frames = Frames::make();
   const auto allocations = [&](auto&& op) {
     LoadedWorld lw(frames);
-    arm(LONG_MAX, false);
-    (void)op(lw);
-    const long n = alloc_failure::count();
-    disarm();
-    return n;
+    return allocations_in([&] { (void)op(lw); });
   };
   const auto remove_one = [](LoadedWorld& lw) { return lw.w.remove_scene(lw.ids[1]); };
   const long removal = allocations(remove_one);
@@ -248,15 +250,10 @@ TEST(DclWorldOutOfMemory, RemovingASceneWithOutsideChildrenOutOfMemoryLeavesItWh
     (void)w.store().take_changes();  // the change lists keep no room
     return s;
   };
-  long total = 0;
-  {
-    DclWorld w;
-    const SceneId s = world_with_outside_children(w);
-    arm(LONG_MAX, false);
-    ASSERT_TRUE(w.remove_scene(s));
-    total = alloc_failure::count();
-    disarm();
-  }
+  DclWorld counted;
+  const SceneId counted_scene = world_with_outside_children(counted);
+  const long total =
+      allocations_in([&] { ASSERT_TRUE(counted.remove_scene(counted_scene)); });
   ASSERT_GT(total, 0);
   for (long k = 0; k < total; ++k) {
     SCOPED_TRACE(testing::Message() << "allocation " << k);
@@ -296,16 +293,12 @@ TEST(DclWorldOutOfMemory, ADirectApplyOutOfMemoryReturnsAnErrorAndStopsItsSceneA
       ids.push_back(w.add_scene(sc.name, sc.parcel).value());
     for (const Status& st : w.feed(frames.chunks(ids, 0))) ASSERT_TRUE(st);
   };
-  long total = 0;
-  {
-    DclWorld w;
-    std::vector<SceneId> ids;
-    world_after_frame_0(w, ids);
-    arm(LONG_MAX, false);
-    for (const CrdtMessage& m : messages) ASSERT_TRUE(w.apply(ids[0], m));
-    total = alloc_failure::count();
-    disarm();
-  }
+  DclWorld counted;
+  std::vector<SceneId> counted_ids;
+  world_after_frame_0(counted, counted_ids);
+  const long total = allocations_in([&] {
+    for (const CrdtMessage& m : messages) ASSERT_TRUE(counted.apply(counted_ids[0], m));
+  });
   ASSERT_GT(total, 0);
   for (long k = 0; k < total; ++k) {
     SCOPED_TRACE(testing::Message() << "allocation " << k);
