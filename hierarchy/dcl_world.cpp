@@ -114,8 +114,7 @@ Error scene_error(const std::string& scene, const char* what) noexcept {
   }
 }
 
-// The scene error for the exception being handled (std::bad_alloc: nothing else throws while a
-// message is applied); only from a catch block.
+// The scene error for the exception being handled; only from a catch block.
 Error failure_in_flight(const std::string& scene) noexcept {
   try {
     throw;
@@ -217,8 +216,27 @@ std::optional<EntityId> DclWorld::store_id(SceneId s, EntityId entity) const {
   return sc.id(dcl_entity_number(entity));
 }
 
+Result<CrdtApplyResult> DclWorld::apply(SceneId s, const CrdtMessage& m) {
+  SceneData& sc = scene(s);
+  CrdtApplyResult r;
+  if (apply_unless_failed(sc, m, &r)) return r;
+  return copy_error(*sc.failure);
+}
 
-void DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
+bool DclWorld::apply_unless_failed(SceneData& sc, const CrdtMessage& m,
+                                   CrdtApplyResult* result) noexcept {
+  if (sc.failure) return false;
+  try {
+    const CrdtApplyResult r = apply(sc, m);
+    if (result) *result = r;
+    return true;
+  } catch (...) {  // std::bad_alloc: nothing else throws while a message is applied
+    sc.failure = failure_in_flight(sc.name);
+    return false;
+  }
+}
+
+CrdtApplyResult DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
   const CrdtApplyResult r = sc.state.apply(m);
   // Most messages move a held entity under the parent it has: what sync() would do then is
   // only to write the values the message carries (the state now holds exactly its bytes).
@@ -231,10 +249,11 @@ void DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
     const std::optional<DclTransform> t = decode_dcl_transform(m.data);
     if (t && t->parent == record.parent) {
       put_dcl_transform_values(store_, record.slot, *t);
-      return;
+      return r;
     }
   }
   for_each_entity_to_sync(m, r, [&](EntityId e) { sync(sc, e); });
+  return r;
 }
 
 // A message costs a few cache misses in a big world (its CRDT record, its number's record, its
@@ -267,32 +286,10 @@ void DclWorld::stage(SceneData& sc, size_t chunk, const CrdtMessage& m) {
 }
 
 
-Result<CrdtApplyResult> DclWorld::apply(SceneId s, const CrdtMessage& m) {
-  SceneData& sc = scene(s);
-  if (!sc.failure) {
-    try {
-      CrdtApplyResult r = sc.state.apply(m);
-      for_each_entity_to_sync(m, r, [&](EntityId e) { sync(sc, e); });
-      return r;
-    } catch (...) {
-      sc.failure = failure_in_flight(sc.name);
-    }
-  }
-  return copy_error(*sc.failure);
-}
-
 void DclWorld::apply_staged() noexcept {
   Staged& staged = pipeline_[applied_++ % kPipeline];
-  SceneData& sc = *staged.scene;
-  if (!sc.failure) {
-    try {
-      apply(sc, staged.message);
-      return;
-    } catch (...) {
-      sc.failure = failure_in_flight(sc.name);
-    }
-  }
-  set_error((*statuses_)[staged.chunk], *sc.failure);
+  if (!apply_unless_failed(*staged.scene, staged.message))
+    set_error((*statuses_)[staged.chunk], *staged.scene->failure);
 }
 
 void DclWorld::drain() {
@@ -383,7 +380,7 @@ std::vector<Status> DclWorld::feed(std::span<const Chunk> chunks) {
 
 Status DclWorld::finish(SceneId s) const {
   const SceneData& sc = scene(s);
-  if (sc.failure) return *sc.failure;
+  if (sc.failure) return copy_error(*sc.failure);
   Status st = sc.reader.finish();
   if (!st) return Error{"scene '" + sc.name + "': " + st.error().message};
   return st;

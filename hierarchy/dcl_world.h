@@ -127,7 +127,11 @@ class DclWorld {
 
   SceneData& scene(SceneId s);
   const SceneData& scene(SceneId s) const;
-  void apply(SceneData& sc, const CrdtMessage& m);
+  CrdtApplyResult apply(SceneData& sc, const CrdtMessage& m);
+  // apply() unless the scene has failed; out of memory, the scene fails (SceneData::failure).
+  // Whether the message was applied; its result in *result when asked.
+  bool apply_unless_failed(SceneData& sc, const CrdtMessage& m,
+                           CrdtApplyResult* result = nullptr) noexcept;
   void stage(SceneData& sc, size_t chunk, const CrdtMessage& m);
   void request_store(const Staged& staged);
   void apply_staged() noexcept;

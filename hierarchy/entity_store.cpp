@@ -43,10 +43,9 @@ uint32_t EntityStore::create_at_slot(EntityId id) {
     links_.reserve(links_.size() + 1);
   }
   room_for(dirty_slots_, 1);
-  size_t waiting = 0;  // children that named the id before it existed (none in a world)
-  if (pending_children_.size() != 0)
-    for (uint32_t c = pending_children_.find(id); c != kNone; c = links_[c].next_sibling)
-      ++waiting;
+  // The children that named the id before it existed (none in a world).
+  const size_t waiting =
+      pending_children_.size() != 0 ? list_length(pending_children_.find(id)) : 0;
   room_for(structural_slots_, 1 + waiting);
   if (id_to_slot_.insert_if_absent(id, slot) != IdMap::kMissing) return kNone;
   if (reuse) {
@@ -84,13 +83,7 @@ bool EntityStore::destroy(EntityId id) {
   const uint32_t found = live_slot(id);
   if (found == kNone) return false;
   // Room first for every list below: out of memory, the entity stays as it was.
-  size_t children = 0;
-  for (uint32_t c = links_[found].first_child; c != kNone; c = links_[c].next_sibling) ++children;
-  room_for(parent_changed_slots_, children);
-  room_for(dirty_slots_, children + 1);
-  room_for(structural_slots_, children + 1);
-  room_for(free_slots_, 1);
-  room_for(free_rare_, 1);
+  reserve_destroys(1, child_count_at(found));
   const uint32_t slot = id_to_slot_.take(id);
   // Unity's ParentSystem: children of a destroyed parent leave the hierarchy.
   for (uint32_t child = links_[slot].first_child; child != kNone;) {
@@ -117,8 +110,8 @@ bool EntityStore::destroy(EntityId id) {
 }
 
 void EntityStore::reserve_destroys(size_t entities, size_t children) {
-  // What destroy()'s own room_for asks, summed: each destroy lists the entity and its children
-  // (whose lists only shrink as the destroys go on).
+  // Each destroy lists the entity and its children (whose lists only shrink as the destroys go
+  // on), so what one destroy asks, summed, covers many.
   room_for(parent_changed_slots_, children);
   room_for(dirty_slots_, entities + children);
   room_for(structural_slots_, entities + children);
@@ -128,8 +121,12 @@ void EntityStore::reserve_destroys(size_t entities, size_t children) {
 
 size_t EntityStore::child_count_at(uint32_t slot) const {
   assert(alive_at(slot));
+  return list_length(links_[slot].first_child);
+}
+
+size_t EntityStore::list_length(uint32_t head) const {
   size_t n = 0;
-  for (uint32_t c = links_[slot].first_child; c != kNone; c = links_[c].next_sibling) ++n;
+  for (uint32_t c = head; c != kNone; c = links_[c].next_sibling) ++n;
   return n;
 }
 
@@ -359,9 +356,7 @@ void EntityStore::move_children_list(uint32_t from, EntityId from_id, EntityId t
                                                         : kNone;
   if (head == kNone) return;
   // Room first: out of memory, the children stay where they were.
-  size_t children = 0;
-  for (uint32_t c = head; c != kNone; c = links_[c].next_sibling) ++children;
-  reserve_parent_change(children);
+  reserve_parent_change(list_length(head));
   if (to_slot == kNone) pending_children_.make_room_for_one();
   if (from != kNone) {
     links_[from].first_child = kNone;

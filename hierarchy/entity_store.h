@@ -176,6 +176,8 @@ class EntityStore {
   // changes: out of memory, the store stays as it was. (A Parent naming an id that no entity has
   // also needs room in pending_children_: IdMap::make_room_for_one.)
   void reserve_parent_change(size_t slots);
+  // The entries of the child list that starts at `head` (kNoSlot: empty).
+  size_t list_length(uint32_t head) const;
   void mark_structural(uint32_t slot);
   void set_bit(uint32_t slot, Component c);
   // A setter of Translation, Rotation, Scale or NonUniformScale, value already written.
