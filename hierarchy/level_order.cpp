@@ -89,7 +89,8 @@ void LevelOrder::unlink(uint32_t slot) {
 void LevelOrder::remove_entry(uint32_t slot) {
   ++version_;
   if (node_[slot].parent == kNone && node_[slot].level > 0) --deep_roots_;
-  Segment& seg = levels_[node_[slot].level];
+  const uint32_t level = node_[slot].level;
+  Segment& seg = levels_[level];
   const uint32_t i = node_[slot].entry;
   const uint32_t last = seg.begin + seg.count - 1;
   if (i != last) {
@@ -99,6 +100,19 @@ void LevelOrder::remove_entry(uint32_t slot) {
   }
   entries_[last] = kNone;
   --seg.count;
+  if (aligning_) {
+    // The last position leaves the level with its misfit; the entry moved into i is checked
+    // later, and so are the entries below both positions.
+    if (misfit_[last]) {
+      misfit_[last] = 0;
+      if (misfit_count_[level] != kNone) --misfit_count_[level];
+    }
+    if (i != last) {
+      touch(level, i - seg.begin);
+      touch(level + 1, i - seg.begin);
+    }
+    touch(level + 1, last - seg.begin);
+  }
   node_[slot].entry = kNone;
   node_[slot].level = kNone;
   --live_;
@@ -106,7 +120,10 @@ void LevelOrder::remove_entry(uint32_t slot) {
 
 void LevelOrder::insert_entry(uint32_t slot, uint32_t level) {
   ++version_;
-  if (levels_.size() <= level) levels_.resize(level + 1);
+  if (levels_.size() <= level) {
+    levels_.resize(level + 1);
+    if (aligning_) misfit_count_.resize(level + 1, 0);
+  }
   if (levels_[level].count == levels_[level].capacity)
     relocate(level, std::max(kMinSegment, levels_[level].capacity * 2));
   Segment& seg = levels_[level];
@@ -115,6 +132,10 @@ void LevelOrder::insert_entry(uint32_t slot, uint32_t level) {
   node_[slot].entry = i;
   node_[slot].level = level;
   note_rewritten(i, i + 1);
+  if (aligning_) {
+    touch(level, i - seg.begin);
+    touch(level + 1, i - seg.begin);
+  }
   ++live_;
   if (node_[slot].parent == kNone && level > 0) ++deep_roots_;
 }
@@ -126,6 +147,7 @@ void LevelOrder::relocate(uint32_t level, uint32_t capacity) {
   if (seg.capacity > 0 && seg.begin + seg.capacity == entries_.size()) {
     // The last segment of the array grows in place.
     entries_.resize(seg.begin + capacity, kNone);
+    if (aligning_) misfit_.resize(entries_.size(), 0);
     seg.capacity = capacity;
     return;
   }
@@ -136,6 +158,10 @@ void LevelOrder::relocate(uint32_t level, uint32_t capacity) {
     entries_[begin + k] = s;
     node_[s].entry = begin + k;
     entries_[seg.begin + k] = kNone;
+  }
+  if (aligning_) {
+    misfit_.resize(entries_.size(), 0);
+    move_misfits(seg.begin, begin, seg.count);
   }
   if (seg.count) note_rewritten(begin, begin + seg.count);
   abandoned_ += seg.capacity;
@@ -154,6 +180,13 @@ void LevelOrder::lay_out_afresh(uint32_t slack_divisor) {
   for (Segment& seg : levels_) total += seg.count + seg.count / slack_divisor + kMinSegment;
   entries_.reserve(with_headroom(total));
   entries_.assign(total, kNone);
+  SlotVector<uint8_t> old_misfit;
+  if (aligning_) {
+    misfit_count_.resize(levels_.size());
+    old_misfit.swap(misfit_);
+    misfit_.reserve(with_headroom(total));
+    misfit_.assign(total, 0);
+  }
   uint32_t at = 0;
   for (Segment& seg : levels_) {
     for (uint32_t k = 0; k < seg.count; ++k) {
@@ -161,6 +194,8 @@ void LevelOrder::lay_out_afresh(uint32_t slack_divisor) {
       entries_[at + k] = s;
       node_[s].entry = at + k;
     }
+    if (aligning_)
+      std::copy_n(old_misfit.begin() + seg.begin, seg.count, misfit_.data() + at);
     seg.begin = at;
     seg.capacity = seg.count + seg.count / slack_divisor + kMinSegment;
     at += seg.capacity;
@@ -178,6 +213,69 @@ void LevelOrder::note_rewritten(uint32_t begin, uint32_t end) {
   } else {
     rewritten_.push_back({begin, end});
   }
+}
+
+// Positions stay positions when a segment moves: so do their misfits.
+void LevelOrder::move_misfits(uint32_t from, uint32_t to, uint32_t count) {
+  for (uint32_t k = 0; k < count; ++k) {
+    misfit_[to + k] = misfit_[from + k];
+    misfit_[from + k] = 0;
+  }
+}
+
+// A position of `level` whose fit an edit may have changed (any position, live or not: the
+// check skips those beyond the count). A level wider than kAlignedTrackedMax stops being kept
+// instead: edits to wide levels cost nothing, and none is asked about while wide.
+void LevelOrder::touch(uint32_t level, uint32_t position) {
+  if (level == 0 || level >= levels_.size() || misfit_count_[level] == kNone) return;
+  if (levels_[level].count > kAlignedTrackedMax) {
+    misfit_count_[level] = kNone;
+    return;
+  }
+  if (touched_.size() >= entries_.size() + 65536) {
+    // Not asked for a long while (frames planned from work lists): start afresh rather than
+    // hold more touches than entries.
+    std::fill(misfit_count_.begin(), misfit_count_.end(), kNone);
+    touched_.clear();
+    return;
+  }
+  touched_.push_back({level, position});
+}
+
+bool LevelOrder::misfits(uint32_t level, uint32_t position) {
+  ++alignment_checks_;
+  const Segment& above = levels_[level - 1];
+  return position >= above.count ||
+         node_[entries_[levels_[level].begin + position]].parent != entries_[above.begin + position];
+}
+
+bool LevelOrder::aligned(uint32_t level) {
+  assert(level > 0 && level < levels_.size());
+  if (!aligning_) {
+    aligning_ = true;
+    misfit_.reserve(entries_.capacity());
+    misfit_.assign(entries_.size(), 0);
+    misfit_count_.assign(levels_.size(), kNone);
+  }
+  for (const auto& [l, p] : touched_) {
+    if (l >= levels_.size() || misfit_count_[l] == kNone || p >= levels_[l].count) continue;
+    uint8_t& was = misfit_[levels_[l].begin + p];
+    const uint8_t now = misfits(l, p);
+    if (now != was) now ? ++misfit_count_[l] : --misfit_count_[l];
+    was = now;
+  }
+  touched_.clear();
+  if (misfit_count_[level] == kNone) {
+    const Segment& seg = levels_[level];
+    uint32_t count = 0;
+    for (uint32_t p = 0; p < seg.count; ++p) {
+      const uint8_t now = misfits(level, p);
+      misfit_[seg.begin + p] = now;
+      count += now;
+    }
+    misfit_count_[level] = count;
+  }
+  return levels_[level].count == levels_[level - 1].count && misfit_count_[level] == 0;
 }
 
 void LevelOrder::note_moved(uint32_t slot) {

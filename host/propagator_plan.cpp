@@ -150,8 +150,12 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
   // Whether level e (> 0) is aligned with the level above: as many entities, the one at position p
   // the child of the one at position p above (checked, not assumed: in a work list a one-entry
   // level's entity may hang below an unlisted one, and a level's entries are in any order).
+  // The whole order's levels are the order's own: it keeps their alignment across frames
+  // (LevelOrder::aligned), so a structural frame pays for what its edits touched.
+  const bool whole_order = list == order.entries().data();
   auto aligned = [&](uint32_t e) {
     if (counts[e] != counts[e - 1]) return false;
+    if (whole_order) return order.aligned(e);
     for (uint32_t p = 0; p < counts[e]; ++p)
       if (order.parent_of(list[firsts[e] + p]) != list[firsts[e - 1] + p]) return false;
     return true;

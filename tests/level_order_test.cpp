@@ -472,5 +472,164 @@ TEST(LevelOrder, GrowingLevelsRelocateWithoutLosingEntries) {
   expect_matches_sort(store, order, "grown");
 }
 
+// Alignment (LevelOrder::aligned) by its definition, checked at every position: as many entries
+// as the level above, each the attached child of the entry at its position there.
+bool aligned_by_definition(const LevelOrder& order, uint32_t level) {
+  const LevelOrder::Segment above = order.levels()[level - 1], seg = order.levels()[level];
+  if (seg.count != above.count) return false;
+  for (uint32_t p = 0; p < seg.count; ++p)
+    if (order.parent_of(order.entries()[seg.begin + p]) != order.entries()[above.begin + p])
+      return false;
+  return true;
+}
+
+// `chains` parallel chains of `depth` links: link k of chain c is id first + c * depth + k.
+void add_bundle(EntityStore& store, EntityId first, uint32_t chains, uint32_t depth) {
+  for (uint32_t k = 0; k < depth; ++k)
+    for (uint32_t c = 0; c < chains; ++c) {
+      const EntityId id = first + c * depth + k;
+      store.create(id);
+      if (k > 0) store.set_parent(id, id - 1);
+    }
+}
+
+TEST(LevelOrder, AlignmentFollowsEditsAsACheckOfEveryPositionWould) {
+  uint32_t aligned_seen = 0, misaligned_seen = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    std::mt19937_64 rng(seed);
+    auto pick = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
+    const uint32_t chains = 1 + pick(6), depth = 20 + pick(40), ids = chains * depth;
+    const uint32_t compact = seed % 3 == 0 ? 0 : seed % 3 == 1 ? 2 : UINT32_MAX;
+    EntityStore store;
+    LevelOrder order;
+    add_bundle(store, 0, chains, depth);
+    (void)store.take_changes();
+    order.rebuild(store);
+    for (int frame = 0; frame < 120; ++frame) {
+      // Mostly small edits, so that most levels stay aligned between the checks.
+      const uint32_t edits = pick(4);
+      for (uint32_t e = 0; e < edits; ++e) {
+        const EntityId id = pick(ids + ids / 4);
+        switch (pick(8)) {
+          case 0: store.destroy(id); break;
+          case 1: store.create(id); break;
+          case 2: store.remove(id, Component::Parent); break;
+          case 3: store.set_parent(id, id >= ids ? pick(ids) : id - 1); break;  // back in line
+          default: store.set_parent(id, pick(ids + ids / 4)); break;
+        }
+      }
+      apply_frame(store, order, compact);
+      // Asked about every frame, every few frames, or once in a while: what edits touched in
+      // between piles up.
+      if (frame % (1 + seed % 4) != 0) continue;
+      for (uint32_t l = 1; l < order.level_count(); ++l) {
+        const bool expected = aligned_by_definition(order, l);
+        ASSERT_EQ(order.aligned(l), expected)
+            << "seed " << seed << " frame " << frame << " level " << l;
+        ++(expected ? aligned_seen : misaligned_seen);
+      }
+    }
+  }
+  // Both answers were reached, often.
+  EXPECT_GE(aligned_seen, 1000u);
+  EXPECT_GE(misaligned_seen, 1000u);
+}
+
+TEST(LevelOrder, AskingAgainAfterAnEditChecksOnlyWhatTheEditTouched) {
+  EntityStore store;
+  LevelOrder order;
+  add_bundle(store, 0, 10, 200);
+  apply_frame(store, order);
+  for (uint32_t l = 1; l < 200; ++l) ASSERT_TRUE(order.aligned(l)) << l;
+  const uint64_t first = order.alignment_checks();
+  EXPECT_EQ(first, 199u * 10u);  // every position once
+  // Chain 3 loses its last link: the deepest level is one short, the rest stay aligned.
+  store.destroy(3 * 200 + 199);
+  apply_frame(store, order);
+  for (uint32_t l = 1; l < 199; ++l) ASSERT_TRUE(order.aligned(l)) << l;
+  EXPECT_FALSE(order.aligned(199));
+  EXPECT_LE(order.alignment_checks() - first, 4u);
+  // Chain 5 re-parented under chain 2's link at the same depth: every level below keeps its
+  // count, and level 60 misfits at two positions at most.
+  store.set_parent(5 * 200 + 60, 2 * 200 + 59);
+  apply_frame(store, order);
+  const uint64_t second = order.alignment_checks();
+  for (uint32_t l = 1; l < 199; ++l) ASSERT_EQ(order.aligned(l), aligned_by_definition(order, l)) << l;
+  EXPECT_FALSE(order.aligned(60));
+  EXPECT_LE(order.alignment_checks() - second, 8u);
+}
+
+// An entity joining a level can make the entry below it fit: that entry is not edited itself.
+TEST(LevelOrder, AnEntityJoiningALevelRefitsTheEntryBelowIt) {
+  EntityStore store;
+  LevelOrder order;
+  store.create(0);
+  for (EntityId id = 1; id <= 4; ++id) store.create(id);
+  store.set_parent(1, 0);  // Y, level 1
+  store.set_parent(2, 0);  // Z, level 1
+  store.set_parent(3, 2);  // level 2
+  store.set_parent(4, 3);  // X, level 3
+  apply_frame(store, order, 0);
+  // X re-parented higher up keeps its level; level 2 empties.
+  store.set_parent(4, 1);
+  store.destroy(3);
+  apply_frame(store, order, 0);
+  ASSERT_EQ(order.level_of(4), 3u);
+  ASSERT_EQ(order.levels()[2].count, 0u);
+  EXPECT_FALSE(order.aligned(3));
+  // Y goes below Z, to level 2, right above X, which stays: level 3 fits level 2 now.
+  store.set_parent(1, 2);
+  apply_frame(store, order, 0);
+  ASSERT_EQ(order.level_of(1), 2u);
+  ASSERT_EQ(order.level_of(4), 3u);
+  ASSERT_TRUE(aligned_by_definition(order, 3));
+  EXPECT_TRUE(order.aligned(3));
+}
+
+// A level wider than kAlignedTrackedMax is dropped when edited and counted afresh when asked
+// about; misfits kept for other levels survive the array being laid out afresh.
+TEST(LevelOrder, AlignmentOfWideLevelsAndOfALaidOutArrayStaysExact) {
+  constexpr uint32_t kWide = LevelOrder::kAlignedTrackedMax + 800;
+  EntityStore store;
+  LevelOrder order;
+  add_bundle(store, 0, kWide, 3);      // levels 0 to 2 of kWide entries each, aligned
+  add_bundle(store, 100000, 4, 12);    // four chains of 12 beside them
+  apply_frame(store, order);
+  EXPECT_TRUE(order.aligned(1));
+  EXPECT_TRUE(order.aligned(2));
+  // The small bundle's last chain hangs its link 6 below chain 2's link 5: level 6 keeps its
+  // count and misfits at its last position alone.
+  store.set_parent(100000 + 3 * 12 + 6, 100000 + 2 * 12 + 5);
+  // Half of the wide bundle's middle links go.
+  for (uint32_t c = 0; c < kWide; c += 2) store.destroy(c * 3 + 1);
+  apply_frame(store, order);
+  for (uint32_t l = 1; l < order.level_count(); ++l)
+    ASSERT_EQ(order.aligned(l), aligned_by_definition(order, l)) << l;
+  ASSERT_FALSE(order.aligned(6));
+  // Two levels growing by turns relocate again and again until the array is laid out afresh
+  // (level 6's segment moves without being edited).
+  const uint32_t begin_before = order.levels()[6].begin;
+  const uint64_t checks_before = order.alignment_checks();
+  for (EntityId k = 0; k < 153100; ++k) {
+    const EntityId id = 200000 + k;
+    store.create(id);
+    store.set_parent(id, k % 2 ? 0 : 4);  // levels 1 and 2 (4: chain 1's link 1)
+  }
+  apply_frame(store, order);
+  ASSERT_NE(order.levels()[6].begin, begin_before);
+  for (uint32_t l = 3; l < order.level_count(); ++l)
+    ASSERT_EQ(order.aligned(l), aligned_by_definition(order, l)) << l;
+  EXPECT_FALSE(order.aligned(6));  // from its kept misfits: nothing checked level 6 again
+  EXPECT_LE(order.alignment_checks() - checks_before, 64u);
+  // Back in line: level 6 fits again, which only the misfit moved with it can tell.
+  store.set_parent(100000 + 3 * 12 + 6, 100000 + 3 * 12 + 5);
+  apply_frame(store, order);
+  ASSERT_TRUE(aligned_by_definition(order, 6));
+  EXPECT_TRUE(order.aligned(6));
+  // The wide levels, counted afresh.
+  EXPECT_EQ(order.aligned(1), aligned_by_definition(order, 1));
+  EXPECT_EQ(order.aligned(2), aligned_by_definition(order, 2));
+}
+
 }  // namespace
 }  // namespace tprop
