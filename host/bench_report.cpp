@@ -80,8 +80,11 @@ void print_text_header(std::FILE* out, const std::string& device, OutputLayout l
   if (ceiling) {
     std::fprintf(out,
                  "ceiling     %.1f GB/s: a device-local copy of %.0f MiB (read + written) in "
-                 "%.3f ms, this run\n",
-                 ceiling->gb_per_s, double(ceiling->bytes) / double(1 << 20), ceiling->ms);
+                 "%.3f ms by %s (%s: %.1f GB/s), this run\n",
+                 ceiling->gb_per_s, double(ceiling->bytes) / double(1 << 20), ceiling->ms,
+                 ceiling->by_shader ? "a compute shader" : "vkCmdCopyBuffer",
+                 ceiling->by_shader ? "vkCmdCopyBuffer" : "the shader",
+                 ceiling->by_shader ? ceiling->command_gb_per_s : ceiling->shader_gb_per_s);
   } else {
     std::fprintf(out, "ceiling     none: %s\n", ceiling.error().message.c_str());
   }
@@ -130,7 +133,10 @@ std::string json_report(const std::string& device, const BenchOptions& options,
   doc["copy_ceiling"] =
       ceiling ? nlohmann::json{{"gb_per_s", ceiling->gb_per_s},
                                {"bytes", ceiling->bytes},
-                               {"ms", ceiling->ms}}
+                               {"ms", ceiling->ms},
+                               {"by", ceiling->by_shader ? "shader" : "copy_command"},
+                               {"copy_command_gb_per_s", ceiling->command_gb_per_s},
+                               {"shader_gb_per_s", ceiling->shader_gb_per_s}}
               : nlohmann::json(nullptr);
   doc["scenes"] = nlohmann::json::array();
   for (const SceneRecord& s : scenes) {
