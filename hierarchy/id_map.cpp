@@ -16,6 +16,8 @@ constexpr size_t kDrainBudget = 8;
 // size raises the bound), and one growth adds at most kDirectStep keys (256 KiB zero-filled).
 constexpr size_t kDirectMin = 4096;
 constexpr size_t kDirectStep = size_t(1) << 16;
+// The direct array grows only while at least one of this many of its keys is held (IdMap).
+constexpr size_t kDirectSparsest = 8;
 }  // namespace
 
 size_t IdHash::Table::index_of(uint32_t key) const {
@@ -163,6 +165,7 @@ bool IdMap::direct_holds(uint32_t key) {
   // would be a hitch of its own. (The capacity beneath doubles, or grows in place once mapped.)
   const size_t grown = direct_.size() + std::min(direct_.size(), kDirectStep);
   const size_t n = std::min(bound, std::max(size_t(key) + 1, grown));
+  if (n > kDirectMin && n > 2 * reserved_ && n > kDirectSparsest * (direct_count_ + 1)) return false;
   try {
     direct_.resize(n);
   } catch (const std::bad_alloc&) {

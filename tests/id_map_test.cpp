@@ -125,6 +125,29 @@ TEST(IdMap, AKeyHashedBeforeTheDirectArrayReachedItStaysOneEntry) {
   EXPECT_EQ(map.size(), 100002u);
 }
 
+// Keys a few thousand to every 65,536 (a Decentraland world's scene << 16 | number) stay
+// hashed: the direct array would span scenes 0 to 30 for 3% of the keys. Dense keys fill it.
+TEST(IdMap, SparseKeysBelowTheBoundStayHashedWhileDenseOnesFillTheArray) {
+  IdMap sparse;
+  for (uint32_t number = 512; number < 1512; ++number)
+    for (uint32_t scene = 0; scene < 1000; ++scene) sparse.set(scene << 16 | number, scene);
+  EXPECT_EQ(sparse.size(), 1000000u);
+  EXPECT_LE(sparse.direct_span(), 4096u);
+  for (uint32_t scene = 0; scene < 1000; scene += 37) ASSERT_EQ(sparse.find(scene << 16 | 700), scene);
+  IdMap dense;
+  for (uint32_t k = 0; k < 1000000; ++k) dense.set(k, k);
+  EXPECT_GE(dense.direct_span(), 1000000u);
+  // Named by reserve(), even keys arriving sparse first go to the array.
+  IdMap reserved;
+  reserved.reserve(500000);
+  for (uint32_t k = 999992;; k -= 8) {
+    reserved.set(k, k);
+    if (k < 8) break;
+  }
+  EXPECT_EQ(reserved.size(), 125000u);
+  EXPECT_EQ(reserved.direct_span(), 999993u);
+}
+
 TEST(IdMap, SequentialIdsGrowWithoutLosingAny) {
   IdMap map;
   constexpr uint32_t kCount = 300000;  // past several growths
