@@ -169,12 +169,16 @@ void LevelOrder::relocate(uint32_t level, uint32_t capacity) {
   seg.capacity = capacity;
   // Once more of the array is abandoned than lives in it, lay it out afresh: O(N), but only
   // after Omega(N) relocated entries, so amortised O(1) per insertion.
-  if (abandoned_ > live_ + 4 * kMinSegment * levels_.size() + 65536) lay_out_afresh(8);
+  // (Removals lower live_ without this check, so a level's first insertion can be what finds the
+  // threshold passed: the layout must keep that level, still empty, for the entry to come.)
+  if (abandoned_ > live_ + 4 * kMinSegment * levels_.size() + 65536) lay_out_afresh(8, level + 1);
 }
 
-void LevelOrder::lay_out_afresh(uint32_t slack_divisor) {
+void LevelOrder::lay_out_afresh(uint32_t slack_divisor, uint32_t keep_levels) {
   ++version_;
-  levels_.resize(level_count());  // empty levels left at the bottom by a destroyed deep chain
+  // Empty levels left at the bottom by a destroyed deep chain go, but not those the caller is
+  // about to fill.
+  levels_.resize(std::max(level_count(), keep_levels));
   SlotVector<uint32_t> old = std::move(entries_);
   size_t total = 0;
   for (Segment& seg : levels_) total += seg.count + seg.count / slack_divisor + kMinSegment;

@@ -150,7 +150,7 @@ class LevelOrder {
   void remove_entry(uint32_t slot);
   void insert_entry(uint32_t slot, uint32_t level);
   void relocate(uint32_t level, uint32_t capacity);
-  void lay_out_afresh(uint32_t slack_divisor);
+  void lay_out_afresh(uint32_t slack_divisor, uint32_t keep_levels);
   void place_edited(uint32_t slot);
   void place(uint32_t slot);
   void push_below(uint32_t top);

@@ -586,6 +586,34 @@ TEST(LevelOrder, AnEntityJoiningALevelRefitsTheEntryBelowIt) {
   EXPECT_TRUE(order.aligned(3));
 }
 
+// Removals lower the live count without laying the array out; the first entry of a new bottom
+// level can then be what finds the threshold passed. The layout keeps that level for it (it
+// dropped the level, empty still, and the entry was written past the array).
+TEST(LevelOrder, ALayoutStartedByANewBottomLevelKeepsThatLevel) {
+  EntityStore store;
+  LevelOrder order;
+  store.create(1000000);
+  store.create(1000001);
+  store.set_parent(1000001, 1000000);
+  apply_frame(store, order);
+  // Levels 0 and 1 relocate by turns: abandoned space piles up.
+  for (EntityId i = 0; i < 40000; ++i) {
+    store.create(i);
+    store.create(40000 + i);
+    store.set_parent(40000 + i, i);
+  }
+  apply_frame(store, order);
+  for (EntityId i = 0; i < 80000; ++i) store.destroy(i);
+  apply_frame(store, order);
+  const uint32_t begin_before = order.levels()[1].begin;
+  store.create(1000002);
+  store.set_parent(1000002, 1000001);  // level 2, new
+  apply_frame(store, order);
+  ASSERT_NE(order.levels()[1].begin, begin_before);  // the array was laid out afresh
+  EXPECT_EQ(order.level_of(store.slot_of(1000002)), 2u);
+  expect_matches_sort(store, order, "after the layout");
+}
+
 // A level wider than kAlignedTrackedMax is dropped when edited and counted afresh when asked
 // about; misfits kept for other levels survive the array being laid out afresh.
 TEST(LevelOrder, AlignmentOfWideLevelsAndOfALaidOutArrayStaysExact) {
