@@ -16,10 +16,13 @@ void room_for(std::vector<uint32_t>& list, size_t more) {
     list.reserve(std::max(list.size() + more, 2 * list.capacity()));
 }
 
-// Record::dirty bits: the slot is listed in value_slots_ / dirty_slots_ / structural_slots_.
-constexpr uint8_t kDirtyValues = 1;
-constexpr uint8_t kDirtyReshaped = 2;
-constexpr uint8_t kDirtyStructural = 4;
+// Record::marks: the slot is listed in dirty_slots_ / structural_slots_ (low byte), and the
+// values frame whose value_slots_ lists it (above).
+constexpr uint32_t kDirtyReshaped = 2;
+constexpr uint32_t kDirtyStructural = 4;
+constexpr uint32_t kDirtyBits = 0xffu;
+constexpr uint32_t kValuesFrameShift = 8;
+constexpr uint32_t kValuesFrameEnd = 1u << 24;
 }  // namespace
 
 void EntityStore::reserve(size_t entities) {
@@ -58,10 +61,10 @@ uint32_t EntityStore::create_at_slot(EntityId id) {
   ids_[slot] = id;
   // A slot freed earlier in this frame is listed already: it keeps its marks, so that
   // take_changes() lists it once.
-  const uint8_t listed = rec_[slot].dirty;
+  const uint32_t listed = rec_[slot].marks;
   rec_[slot] = Record{};
   rec_[slot].flags = kAlive;
-  rec_[slot].dirty = listed;
+  rec_[slot].marks = listed;
   links_[slot] = Links{};
   touch(slot);
   mark_structural(slot);
@@ -135,23 +138,27 @@ uint32_t EntityStore::live_slot(EntityId e) const { return id_to_slot_.find(e); 
 // Listed first, marked after: out of memory, the slot is neither, and the next change lists it
 // (marked but not listed, its changes would never be reported).
 void EntityStore::touch(uint32_t slot) {
-  if (!(rec_[slot].dirty & kDirtyReshaped)) {
+  const uint32_t marks = rec_[slot].marks;
+  if (!(marks & kDirtyReshaped)) {
     dirty_slots_.push_back(slot);
-    rec_[slot].dirty |= kDirtyReshaped;
+    // Listed in value_slots_ this frame: it leaves that list in take_changes().
+    if (marks >> kValuesFrameShift == values_frame_) values_spoiled_ = true;
+    rec_[slot].marks = marks | kDirtyReshaped;
   }
 }
 
 void EntityStore::touch_value(uint32_t slot) {
-  if (!(rec_[slot].dirty & (kDirtyValues | kDirtyReshaped))) {
+  const uint32_t marks = rec_[slot].marks;
+  if (!(marks & kDirtyReshaped) && marks >> kValuesFrameShift != values_frame_) {
     value_slots_.push_back(slot);
-    rec_[slot].dirty |= kDirtyValues;
+    rec_[slot].marks = (marks & kDirtyBits) | values_frame_ << kValuesFrameShift;
   }
 }
 
 void EntityStore::mark_structural(uint32_t slot) {
-  if (!(rec_[slot].dirty & kDirtyStructural)) {
+  if (!(rec_[slot].marks & kDirtyStructural)) {
     structural_slots_.push_back(slot);
-    rec_[slot].dirty |= kDirtyStructural;
+    rec_[slot].marks |= kDirtyStructural;
   }
 }
 
@@ -488,23 +495,31 @@ StoreChanges EntityStore::take_changes() {
   StoreChanges out;
   out.hierarchy = hierarchy_changed_;
   // Thousands of scattered records: each loop asks for its records a few slots ahead, so that
-  // their misses overlap (and the consumer finds the records of `values` in cache).
+  // their misses overlap.
   constexpr size_t kAhead = 16;
-  // A value change followed by another kind keeps the slot in value_slots_: dropped here.
-  size_t kept = 0;
-  for (size_t i = 0; i < value_slots_.size(); ++i) {
-    if (i + kAhead < value_slots_.size()) __builtin_prefetch(&rec_[value_slots_[i + kAhead]], 1);
-    const uint32_t s = value_slots_[i];
-    if ((rec_[s].dirty & (kDirtyValues | kDirtyReshaped)) != kDirtyValues) continue;
-    rec_[s].dirty &= ~kDirtyValues;
-    value_slots_[kept++] = s;
+  // A value change followed by another kind keeps the slot in value_slots_: dropped here, before
+  // the marks that say so are cleared. Value changes alone (most frames) skip this loop: the
+  // slots' stamps go stale when values_frame_ advances below.
+  if (values_spoiled_) {
+    size_t kept = 0;
+    for (size_t i = 0; i < value_slots_.size(); ++i) {
+      if (i + kAhead < value_slots_.size()) __builtin_prefetch(&rec_[value_slots_[i + kAhead]]);
+      const uint32_t s = value_slots_[i];
+      if (!(rec_[s].marks & kDirtyReshaped)) value_slots_[kept++] = s;
+    }
+    value_slots_.resize(kept);
+    values_spoiled_ = false;
   }
-  value_slots_.resize(kept);
   for (size_t i = 0; i < dirty_slots_.size(); ++i) {
     if (i + kAhead < dirty_slots_.size()) __builtin_prefetch(&rec_[dirty_slots_[i + kAhead]], 1);
-    rec_[dirty_slots_[i]].dirty = 0;
+    rec_[dirty_slots_[i]].marks &= ~kDirtyBits;
   }
-  for (uint32_t s : structural_slots_) rec_[s].dirty = 0;
+  for (uint32_t s : structural_slots_) rec_[s].marks &= ~kDirtyBits;
+  if (++values_frame_ == kValuesFrameEnd) {
+    // Once in 16 million frames: no record may carry the stamp the counter comes back to.
+    for (Record& r : rec_) r.marks &= kDirtyBits;
+    values_frame_ = 1;
+  }
   out.slots = std::move(dirty_slots_);
   dirty_slots_.clear();
   out.values = std::move(value_slots_);

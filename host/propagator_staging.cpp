@@ -358,9 +358,9 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   if (!values.empty() && !write_in_place)
     if (Status st = grow(value_deltas, uint32_t(values.size()), false, false, Slack::PerFrame); !st)
       return st;
-  // Plain value changes, most of a frame's: the values alone, from records that take_changes()
-  // has just brought into cache, without the slot's bookkeeping here or in the order (two fewer
-  // scattered lines a change), unless more of the entity depends on them.
+  // Plain value changes, most of a frame's: the values alone, one record line each (which
+  // take_changes() leaves unread), without the slot's bookkeeping here or in the order (two
+  // fewer scattered lines a change), unless more of the entity depends on them.
   for (size_t k = 0; k < values.size(); ++k) {
     if (k + kPrefetchAhead < values.size()) store.prefetch(values[k + kPrefetchAhead]);
     const uint32_t slot = values[k];

@@ -276,6 +276,50 @@ TEST(EntityStore, AnyOtherChangeListsTheSlotAsChangedAndNotAsValues) {
   EXPECT_EQ(next.values, std::vector<uint32_t>{store.slot_of(2)});
 }
 
+// Only the slots changed in another way leave `values`: the rest of the frame's value changes
+// stay listed, in the order they were made.
+TEST(EntityStore, ASlotReshapedAfterItsValueChangeLeavesValuesAndTheOthersStay) {
+  EntityStore store;
+  for (EntityId e : {1, 2, 3, 4}) {
+    store.create(e);
+    store.set_translation(e, float3(1));
+  }
+  (void)store.take_changes();
+  store.set_translation(4, float3(2));
+  store.set_translation(1, float3(2));
+  store.set_translation(3, float3(2));
+  store.add(1, Component::Static);  // listed as values, then reshaped
+  store.set_translation(2, float3(2));
+  const StoreChanges c = store.take_changes();
+  EXPECT_EQ(c.values, (std::vector<uint32_t>{store.slot_of(4), store.slot_of(3), store.slot_of(2)}));
+  EXPECT_EQ(c.slots, std::vector<uint32_t>{store.slot_of(1)});
+  // A frame of values alone lists them all again, the reshaped one included.
+  for (EntityId e : {1, 2, 3, 4}) store.set_translation(e, float3(3));
+  EXPECT_EQ(store.take_changes().values.size(), 4u);
+}
+
+// A slot's membership of `values` is stamped with a frame counter of 24 bits that wraps: a slot
+// changed once, 2^24 - 1 or 2^24 frames ago (the counter's period whether or not it skips 0),
+// must be listed again, not taken for listed already.
+TEST(EntityStore, ValueChangesAreListedAfterTheFrameCounterWraps) {
+  EntityStore store;
+  store.create(1);
+  store.create(2);
+  store.set_translation(1, float3(1));
+  store.set_translation(2, float3(1));
+  (void)store.take_changes();
+  constexpr uint32_t kLastFrame = 1u << 24;  // frames counted from entity 1's change
+  for (uint32_t frame = 0; frame < kLastFrame; ++frame) {
+    if (frame == 0) store.set_translation(1, float3(2));
+    if (frame == 1) store.set_translation(2, float3(2));
+    (void)store.take_changes();
+  }
+  store.set_translation(1, float3(3));
+  store.set_translation(2, float3(3));
+  const StoreChanges c = store.take_changes();
+  EXPECT_EQ(sorted(c.values), sorted({store.slot_of(1), store.slot_of(2)}));
+}
+
 TEST(EntityStore, StaticIsBakedOnlyAfterTheFrameThatComputedIt) {
   EntityStore store;
   store.create(1);
