@@ -320,8 +320,12 @@ void DclWorld::request_store(const Staged& staged) {
   };
   if (n >= sc.numbers.size() || !(sc.numbers[n].flags & kHeld)) {
     // Most likely a creation, whose id the store's id map takes: a miss in a cold map (a frame
-    // after the GPU's evaluation has passed through the cache).
-    if (!dies) store_.prefetch_id(sc.id(n));
+    // after the GPU's evaluation has passed through the cache). Its parent's record tells where
+    // it goes (place(), note_waiting()).
+    if (!dies) {
+      store_.prefetch_id(sc.id(n));
+      if (transform) request_parent(named);
+    }
     return;
   }
   const NumberRecord& r = sc.numbers[n];
