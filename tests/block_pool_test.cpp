@@ -1,8 +1,10 @@
 #include "block_pool.h"
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -48,6 +50,57 @@ TEST(BlockPool, HandsOutDistinctAlignedBlocksAndReusesFreedOnes) {
   EXPECT_EQ(pool.blocks_in_use(), 250u);
   for (void* p : blocks) pool.deallocate(p);  // (a sanitizer build allocates each)
 }
+
+#if defined(__linux__)
+// Whether the pool's next chunk becomes ready within `ms` milliseconds (the helper thread's work).
+bool chunk_ready_soon(const BlockPool& pool, int ms = 5000) {
+  for (int waited_ms = 0; waited_ms < ms && !pool.chunk_ready(); ++waited_ms)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return pool.chunk_ready();
+}
+
+// A pool past its first chunk gets the next one mapped and faulted in by the helper thread, takes
+// it when it fills the current one, and asks for another.
+TEST(BlockPool, AGrowingPoolTakesItsNextChunkFaultedAhead) {
+  if (!BlockPool::pools_blocks()) GTEST_SKIP() << "a sanitizer build allocates each block";
+  BlockPool pool(size_t(1) << 20, 64);  // two blocks a chunk
+  std::vector<void*> blocks;
+  blocks.push_back(pool.allocate());
+  blocks.push_back(pool.allocate());
+  EXPECT_FALSE(chunk_ready_soon(pool, 50)) << "one chunk: nothing is faulted ahead";
+  blocks.push_back(pool.allocate());  // the second chunk, mapped by the pool itself
+  ASSERT_TRUE(chunk_ready_soon(pool));
+  EXPECT_EQ(pool.chunks(), 2u);
+  EXPECT_EQ(pool.chunks_faulted_ahead(), 0u);
+  blocks.push_back(pool.allocate());
+  blocks.push_back(pool.allocate());  // the third chunk: the one faulted ahead
+  EXPECT_EQ(pool.chunks(), 3u);
+  EXPECT_EQ(pool.chunks_faulted_ahead(), 1u);
+  ASSERT_TRUE(chunk_ready_soon(pool));  // and the fourth is on its way
+  for (size_t i = 0; i < blocks.size(); ++i) std::memset(blocks[i], int(i), size_t(1) << 20);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const auto* b = static_cast<const uint8_t*>(blocks[i]);
+    EXPECT_EQ(b[0], uint8_t(i));
+    EXPECT_EQ(b[(size_t(1) << 20) - 1], uint8_t(i));
+  }
+  EXPECT_EQ(std::set<void*>(blocks.begin(), blocks.end()).size(), blocks.size());
+  for (void* p : blocks) pool.deallocate(p);
+}
+
+// A pool destroyed while its chunk is being faulted ahead waits for the helper thread (or takes
+// its request back) and releases that chunk: no crash, no hang, whatever the timing.
+TEST(BlockPool, APoolDestroyedWhileItsNextChunkIsFaultedAheadEndsCleanly) {
+  if (!BlockPool::pools_blocks()) GTEST_SKIP() << "a sanitizer build allocates each block";
+  for (int round = 0; round < 40; ++round) {
+    BlockPool pool(size_t(1) << 20, 64);
+    void* blocks[3] = {pool.allocate(), pool.allocate(), pool.allocate()};  // growing
+    if (round % 4 == 0) {
+      EXPECT_TRUE(chunk_ready_soon(pool));
+    }
+    for (void* p : blocks) pool.deallocate(p);
+  }
+}
+#endif
 
 TEST(BlockPool, RoundsASmallBlockUpToItsAlignment) {
   BlockPool pool(20, 16);
