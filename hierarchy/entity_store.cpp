@@ -16,13 +16,6 @@ void room_for(std::vector<uint32_t>& list, size_t more) {
     list.reserve(std::max(list.size() + more, 2 * list.capacity()));
 }
 
-// Record::marks: the slot is listed in dirty_slots_ / structural_slots_ (low byte), and the
-// values frame whose value_slots_ lists it (above).
-constexpr uint32_t kDirtyReshaped = 2;
-constexpr uint32_t kDirtyStructural = 4;
-constexpr uint32_t kDirtyBits = 0xffu;
-constexpr uint32_t kValuesFrameShift = 8;
-constexpr uint32_t kValuesFrameEnd = 1u << 24;
 }  // namespace
 
 void EntityStore::reserve(size_t entities) {
@@ -138,27 +131,28 @@ uint32_t EntityStore::live_slot(EntityId e) const { return id_to_slot_.find(e); 
 // Listed first, marked after: out of memory, the slot is neither, and the next change lists it
 // (marked but not listed, its changes would never be reported).
 void EntityStore::touch(uint32_t slot) {
-  const uint32_t marks = rec_[slot].marks;
-  if (!(marks & kDirtyReshaped)) {
+  const uint32_t lists = listed(slot);
+  if (!(lists & kListedReshaped)) {
     dirty_slots_.push_back(slot);
     // Listed in value_slots_ this frame: it leaves that list in take_changes().
-    if (marks >> kValuesFrameShift == values_frame_) values_spoiled_ = true;
-    rec_[slot].marks = marks | kDirtyReshaped;
+    if (lists & kListedValues) values_spoiled_ = true;
+    set_listed(slot, lists | kListedReshaped);
   }
 }
 
 void EntityStore::touch_value(uint32_t slot) {
-  const uint32_t marks = rec_[slot].marks;
-  if (!(marks & kDirtyReshaped) && marks >> kValuesFrameShift != values_frame_) {
+  const uint32_t lists = listed(slot);
+  if (!(lists & (kListedValues | kListedReshaped))) {
     value_slots_.push_back(slot);
-    rec_[slot].marks = (marks & kDirtyBits) | values_frame_ << kValuesFrameShift;
+    set_listed(slot, lists | kListedValues);
   }
 }
 
 void EntityStore::mark_structural(uint32_t slot) {
-  if (!(rec_[slot].marks & kDirtyStructural)) {
+  const uint32_t lists = listed(slot);
+  if (!(lists & kListedStructural)) {
     structural_slots_.push_back(slot);
-    rec_[slot].marks |= kDirtyStructural;
+    set_listed(slot, lists | kListedStructural);
   }
 }
 
@@ -496,31 +490,24 @@ void EntityStore::unlink_child(uint32_t slot) {
 StoreChanges EntityStore::take_changes() {
   StoreChanges out;
   out.hierarchy = hierarchy_changed_;
-  // Thousands of scattered records: each loop asks for its records a few slots ahead, so that
-  // their misses overlap.
-  constexpr size_t kAhead = 16;
-  // A value change followed by another kind keeps the slot in value_slots_: dropped here, before
-  // the marks that say so are cleared. Value changes alone (most frames) skip this loop: the
-  // slots' stamps go stale when values_frame_ advances below.
+  // A value change followed by another kind keeps the slot in value_slots_: dropped here, while
+  // the marks still say so. Frames where no listed slot was reshaped (most) skip this loop.
   if (values_spoiled_) {
+    constexpr size_t kAhead = 16;  // scattered records: their misses overlap
     size_t kept = 0;
     for (size_t i = 0; i < value_slots_.size(); ++i) {
       if (i + kAhead < value_slots_.size()) __builtin_prefetch(&rec_[value_slots_[i + kAhead]]);
       const uint32_t s = value_slots_[i];
-      if (!(rec_[s].marks & kDirtyReshaped)) value_slots_[kept++] = s;
+      if (!(listed(s) & kListedReshaped)) value_slots_[kept++] = s;
     }
     value_slots_.resize(kept);
     values_spoiled_ = false;
   }
-  for (size_t i = 0; i < dirty_slots_.size(); ++i) {
-    if (i + kAhead < dirty_slots_.size()) __builtin_prefetch(&rec_[dirty_slots_[i + kAhead]], 1);
-    rec_[dirty_slots_[i]].marks &= ~kDirtyBits;
-  }
-  for (uint32_t s : structural_slots_) rec_[s].marks &= ~kDirtyBits;
-  if (++values_frame_ == kValuesFrameEnd) {
+  // Every slot's marks go stale at once.
+  if (++frame_ == kFrameEnd) {
     // Once in 16 million frames: no record may carry the stamp the counter comes back to.
-    for (Record& r : rec_) r.marks &= kDirtyBits;
-    values_frame_ = 1;
+    for (Record& r : rec_) r.marks = 0;
+    frame_ = 1;
   }
   out.slots = std::move(dirty_slots_);
   dirty_slots_.clear();

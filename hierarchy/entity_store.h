@@ -172,6 +172,20 @@ class EntityStore {
   // A change that `values` cannot carry, and one that it can.
   void touch(uint32_t slot);
   void touch_value(uint32_t slot);
+  // Record::marks: the frame (frame_, 24 bits) in which the slot was last listed, above the
+  // lists it joined in that frame. Marks of an earlier frame are stale: the slot is in no list
+  // now, and take_changes() hands the lists over without visiting their records.
+  static constexpr uint32_t kListedValues = 1;      // value_slots_
+  static constexpr uint32_t kListedReshaped = 2;    // dirty_slots_
+  static constexpr uint32_t kListedStructural = 4;  // structural_slots_
+  static constexpr uint32_t kFrameShift = 8;
+  static constexpr uint32_t kFrameEnd = 1u << 24;
+  // The lists the slot joined in this frame, and setting them.
+  uint32_t listed(uint32_t slot) const {
+    const uint32_t marks = rec_[slot].marks;
+    return marks >> kFrameShift == frame_ ? marks & ((1u << kFrameShift) - 1) : 0;
+  }
+  void set_listed(uint32_t slot, uint32_t lists) { rec_[slot].marks = frame_ << kFrameShift | lists; }
   // Room in the change lists for `slots` entities whose Parent changes, made before anything
   // changes: out of memory, the store stays as it was. (A Parent naming an id that no entity has
   // also needs room in pending_children_: IdMap::make_room_for_one.)
@@ -212,11 +226,10 @@ class EntityStore {
     EntityId parent = 0;
     EntityId previous_parent = 0;
     uint32_t rare_index = kNoSlot;
-    // Low byte: kDirtyReshaped, kDirtyStructural (listed in dirty_slots_, structural_slots_).
-    // Above it, the 24-bit values frame (values_frame_) in which the slot joined value_slots_:
-    // a later frame's stamp differs, so take_changes() hands that list over without visiting
-    // each record to clear a mark (at 10 million entities a frame's 100,000 changed records
-    // were each a cache miss there).
+    // The frame (frame_) in which the slot was last listed, and the change lists it joined then
+    // (entity_store.cpp). A later frame's counter makes them stale all at once, so that
+    // take_changes() visits no record to clear a mark: at 10 million entities a frame's 100,000
+    // changed records were each a cache miss there.
     uint32_t marks = 0;
   };
   static_assert(sizeof(Record) == 64, "one cache line a slot");
@@ -244,9 +257,9 @@ class EntityStore {
   std::vector<uint32_t> structural_slots_;
   std::vector<uint32_t> parent_changed_slots_;
   std::vector<uint32_t> unbaked_statics_;
-  // The stamp a slot gets in Record::marks when it joins value_slots_; advanced by each
-  // take_changes(), wrapping at 24 bits (every stamp is then cleared, once in 16 million frames).
-  uint32_t values_frame_ = 1;
+  // The frame number Record::marks carry: advanced by each take_changes(), wrapping at 24 bits
+  // (every mark is then cleared, once in 16 million frames).
+  uint32_t frame_ = 1;
   // A slot of value_slots_ was reshaped since it was listed: take_changes() drops such slots.
   bool values_spoiled_ = false;
   bool hierarchy_changed_ = false;

@@ -298,26 +298,40 @@ TEST(EntityStore, ASlotReshapedAfterItsValueChangeLeavesValuesAndTheOthersStay) 
   EXPECT_EQ(store.take_changes().values.size(), 4u);
 }
 
-// A slot's membership of `values` is stamped with a frame counter of 24 bits that wraps: a slot
-// changed once, 2^24 - 1 or 2^24 frames ago (the counter's period whether or not it skips 0),
-// must be listed again, not taken for listed already.
-TEST(EntityStore, ValueChangesAreListedAfterTheFrameCounterWraps) {
+// A slot's change-list marks are stamped with a frame counter of 24 bits that wraps: a slot
+// listed once, 2^24 - 1 or 2^24 frames ago (the counter's period whether or not it skips 0),
+// must be listed again, not taken for listed already, in `values`, `slots` and `structural`.
+TEST(EntityStore, ChangesAreListedAfterTheFrameCounterWraps) {
   EntityStore store;
-  store.create(1);
-  store.create(2);
-  store.set_translation(1, float3(1));
-  store.set_translation(2, float3(1));
+  for (EntityId e : {1, 2, 3, 4, 5, 6, 7}) {
+    store.create(e);
+    store.set_translation(e, float3(1));
+  }
   (void)store.take_changes();
-  constexpr uint32_t kLastFrame = 1u << 24;  // frames counted from entity 1's change
+  constexpr uint32_t kLastFrame = 1u << 24;  // frames counted from the first changes
   for (uint32_t frame = 0; frame < kLastFrame; ++frame) {
-    if (frame == 0) store.set_translation(1, float3(2));
-    if (frame == 1) store.set_translation(2, float3(2));
+    if (frame == 0) {
+      store.set_translation(1, float3(2));
+      store.add(3, Component::Static);
+      store.set_parent(5, 7);
+    } else if (frame == 1) {
+      store.set_translation(2, float3(2));
+      store.add(4, Component::Static);
+      store.set_parent(6, 7);
+    }
     (void)store.take_changes();
   }
   store.set_translation(1, float3(3));
   store.set_translation(2, float3(3));
+  store.remove(3, Component::Static);
+  store.remove(4, Component::Static);
+  store.remove(5, Component::Parent);
+  store.remove(6, Component::Parent);
   const StoreChanges c = store.take_changes();
   EXPECT_EQ(sorted(c.values), sorted({store.slot_of(1), store.slot_of(2)}));
+  EXPECT_EQ(sorted(c.slots), sorted({store.slot_of(3), store.slot_of(4), store.slot_of(5),
+                                     store.slot_of(6)}));
+  EXPECT_EQ(sorted(c.structural), sorted({store.slot_of(5), store.slot_of(6)}));
 }
 
 TEST(EntityStore, StaticIsBakedOnlyAfterTheFrameThatComputedIt) {
