@@ -55,9 +55,16 @@ TEST_F(CliWorld, GeneratedWorldReportsEveryFrame) {
   }
   EXPECT_TRUE(j["output_layout"].is_null());
   EXPECT_TRUE(j["median_ms"].contains("frame"));
+  // Frames 1 to 3: the p90 of three is their largest, which is also the slowest frame.
+  double slowest = 0;
+  for (size_t f = 1; f < 4; ++f) slowest = std::max(slowest, j["frames"][f]["host_ms"].get<double>());
+  EXPECT_EQ(j["max_host_ms"].get<double>(), slowest);
+  EXPECT_EQ(j["p90_ms"]["host"].get<double>(), slowest);
+  EXPECT_LE(j["median_ms"]["host"].get<double>(), j["p90_ms"]["host"].get<double>());
   const Outcome text = run_tprop("run gen:dclworld:3:1 --frames 4 --backend cpu");
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_CONTAINS(text.out, "median");
+  EXPECT_CONTAINS(text.out, "slowest host");
   EXPECT_CONTAINS(text.out, "frames           4");
 }
 
