@@ -521,7 +521,11 @@ StoreChanges EntityStore::take_changes() {
   dirty_slots_.reserve(out.slots.size());
   value_slots_.reserve(out.values.size());
   structural_slots_.reserve(out.structural.size());
-  for (uint32_t s : parent_changed_slots_) {
+  for (size_t i = 0; i < parent_changed_slots_.size(); ++i) {
+    // Scattered records (a world re-parents some 2,000 a frame): asked for ahead.
+    if (i + 16 < parent_changed_slots_.size())
+      __builtin_prefetch(&rec_[parent_changed_slots_[i + 16]], 1);
+    const uint32_t s = parent_changed_slots_[i];
     if (!(rec_[s].flags & kAlive)) continue;
     if (rec_[s].flags & bit(Component::Parent)) {
       rec_[s].previous_parent = rec_[s].parent;
