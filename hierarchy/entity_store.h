@@ -185,7 +185,9 @@ class EntityStore {
     const uint32_t marks = rec_[slot].marks;
     return marks >> kFrameShift == frame_ ? marks & ((1u << kFrameShift) - 1) : 0;
   }
-  void set_listed(uint32_t slot, uint32_t lists) { rec_[slot].marks = frame_ << kFrameShift | lists; }
+  void set_listed(uint32_t slot, uint32_t lists) {
+    rec_[slot].marks = frame_ << kFrameShift | lists;
+  }
   // Room in the change lists for `slots` entities whose Parent changes, made before anything
   // changes: out of memory, the store stays as it was. (A Parent naming an id that no entity has
   // also needs room in pending_children_: IdMap::make_room_for_one.)
@@ -227,7 +229,7 @@ class EntityStore {
     EntityId previous_parent = 0;
     uint32_t rare_index = kNoSlot;
     // The frame (frame_) in which the slot was last listed, and the change lists it joined then
-    // (entity_store.cpp). A later frame's counter makes them stale all at once, so that
+    // (listed(), kListedValues...). A later frame's counter makes them stale all at once, so that
     // take_changes() visits no record to clear a mark: at 10 million entities a frame's 100,000
     // changed records were each a cache miss there.
     uint32_t marks = 0;

@@ -140,7 +140,9 @@ void print_world_summary(std::FILE* out, const WorldReport& r) {
   const auto slowest = std::max_element(
       steady.begin(), steady.end(),
       [](const WorldFrame& a, const WorldFrame& b) { return host_ms(a) < host_ms(b); });
-  std::fprintf(out, "p90              ingest %.3f ms, update %.3f ms, host %.3f ms; slowest host %.3f ms (frame %zu)\n",
+  std::fprintf(out,
+               "p90              ingest %.3f ms, update %.3f ms, host %.3f ms; "
+               "slowest host %.3f ms (frame %zu)\n",
                p90_of(steady, ingest_of), p90_of(steady, update_of), p90_of(steady, host_ms),
                host_ms(*slowest),
                size_t(slowest - steady.begin()) + (r.frames.size() > 1 ? 1 : 0));

@@ -57,7 +57,8 @@ TEST_F(CliWorld, GeneratedWorldReportsEveryFrame) {
   EXPECT_TRUE(j["median_ms"].contains("frame"));
   // Frames 1 to 3: the p90 of three is their largest, which is also the slowest frame.
   double slowest = 0;
-  for (size_t f = 1; f < 4; ++f) slowest = std::max(slowest, j["frames"][f]["host_ms"].get<double>());
+  for (size_t f = 1; f < 4; ++f)
+    slowest = std::max(slowest, j["frames"][f]["host_ms"].get<double>());
   EXPECT_EQ(j["max_host_ms"].get<double>(), slowest);
   EXPECT_EQ(j["p90_ms"]["host"].get<double>(), slowest);
   EXPECT_LE(j["median_ms"]["host"].get<double>(), j["p90_ms"]["host"].get<double>());

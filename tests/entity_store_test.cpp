@@ -291,7 +291,8 @@ TEST(EntityStore, ASlotReshapedAfterItsValueChangeLeavesValuesAndTheOthersStay) 
   store.add(1, Component::Static);  // listed as values, then reshaped
   store.set_translation(2, float3(2));
   const StoreChanges c = store.take_changes();
-  EXPECT_EQ(c.values, (std::vector<uint32_t>{store.slot_of(4), store.slot_of(3), store.slot_of(2)}));
+  EXPECT_EQ(c.values,
+            (std::vector<uint32_t>{store.slot_of(4), store.slot_of(3), store.slot_of(2)}));
   EXPECT_EQ(c.slots, std::vector<uint32_t>{store.slot_of(1)});
   // A frame of values alone lists them all again, the reshaped one included.
   for (EntityId e : {1, 2, 3, 4}) store.set_translation(e, float3(3));
