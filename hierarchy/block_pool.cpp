@@ -138,9 +138,12 @@ void BlockPool::start_chunk(Chunk c) {
 }
 
 void BlockPool::add_chunk() {
-  // Room first, for this chunk and one faulted ahead (which the destructor may add): out of
-  // memory, the pool stays as it was.
+  // Room first, for this chunk and one faulted ahead (which the destructor may add), and the
+  // helper's first allocation when this chunk makes the pool a growing one: out of memory, the
+  // pool stays as it was.
   if (chunks_.size() + 2 > chunks_.capacity()) chunks_.reserve(2 * chunks_.size() + 2);
+  ChunkPrefaulter* const prefaulter =
+      chunks_.size() >= 1 && !ahead_asked_ ? &ChunkPrefaulter::instance() : nullptr;
   if (ready_.base) {
     start_chunk(std::exchange(ready_, Chunk{nullptr, false}));
     ++faulted_ahead_;
@@ -155,8 +158,7 @@ void BlockPool::add_chunk() {
     start_chunk({base, mapped});
   }
   // Past its first chunk the pool is growing: its next chunk is faulted ahead.
-  if (chunks_.size() >= 2 && !ahead_asked_)
-    ahead_asked_ = ChunkPrefaulter::instance().ask(this);
+  if (prefaulter) ahead_asked_ = prefaulter->ask(this);
 }
 
 void* BlockPool::allocate() {
