@@ -35,16 +35,19 @@ bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint
   return true;
 }
 
-Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, bool everything) {
+Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, size_t seed_count,
+                                   bool everything) {
+  assert((seed_count > options.work_list_max || seeds.size() == seed_count) &&
+         "the seeds are listed while a work list may follow them");
   const uint32_t n = order.size();
   std::vector<uint32_t> work;
   // The first frame, and any frame after growth, computes everything; a frame that changed
   // nothing computes nothing; else a work list while the subtrees are small, the whole order
   // skipping what did not change beyond that.
-  use_work_list = !everything && !seeds.empty() && seeds.size() <= options.work_list_max &&
+  use_work_list = !everything && seed_count != 0 && seed_count <= options.work_list_max &&
                   collect_subtrees(seeds, options.work_list_max, work);
   skip_unchanged = !everything && !use_work_list;
-  const bool whole = everything || (skip_unchanged && !seeds.empty());
+  const bool whole = everything || (skip_unchanged && seed_count != 0);
   std::vector<uint32_t> counts, firsts;
   const uint32_t* list = order.entries().data();  // the slots the passes follow, by entry
   std::vector<uint32_t> sorted_work;              // the work list, when it is followed

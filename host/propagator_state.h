@@ -414,8 +414,9 @@ struct Propagator::Impl {
 
   // propagator_plan.cpp: what the passes evaluate.
   // Chooses the list the passes follow (the order, or the subtrees below `seeds`), stages its
-  // level table and plans the dispatches.
-  Status plan_work(const std::vector<uint32_t>& seeds, bool everything);
+  // level table and plans the dispatches. `seed_count` slots changed; `seeds` lists them when
+  // there are at most PropagatorOptions::work_list_max (more never make a work list).
+  Status plan_work(const std::vector<uint32_t>& seeds, size_t seed_count, bool everything);
   // The subtrees below `seeds` into `work`, each entity once; false (and `work` incomplete) as
   // soon as they hold more than `most` entities.
   bool collect_subtrees(const std::vector<uint32_t>& seeds, uint32_t most,
