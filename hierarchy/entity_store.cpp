@@ -488,12 +488,14 @@ void EntityStore::unlink_child(uint32_t slot) {
 }
 
 StoreChanges EntityStore::take_changes() {
+  // Its loops visit scattered records: each asks for the one kAhead slots on, so that their
+  // misses overlap.
+  constexpr size_t kAhead = 16;
   StoreChanges out;
   out.hierarchy = hierarchy_changed_;
   // A value change followed by another kind keeps the slot in value_slots_: dropped here, while
   // the marks still say so. Frames where no listed slot was reshaped (most) skip this loop.
   if (values_spoiled_) {
-    constexpr size_t kAhead = 16;  // scattered records: their misses overlap
     size_t kept = 0;
     for (size_t i = 0; i < value_slots_.size(); ++i) {
       if (i + kAhead < value_slots_.size()) __builtin_prefetch(&rec_[value_slots_[i + kAhead]]);
@@ -523,8 +525,8 @@ StoreChanges EntityStore::take_changes() {
   structural_slots_.reserve(out.structural.size());
   for (size_t i = 0; i < parent_changed_slots_.size(); ++i) {
     // Scattered records (a world re-parents some 2,000 a frame): asked for ahead.
-    if (i + 16 < parent_changed_slots_.size())
-      __builtin_prefetch(&rec_[parent_changed_slots_[i + 16]], 1);
+    if (i + kAhead < parent_changed_slots_.size())
+      __builtin_prefetch(&rec_[parent_changed_slots_[i + kAhead]], 1);
     const uint32_t s = parent_changed_slots_[i];
     if (!(rec_[s].flags & kAlive)) continue;
     if (rec_[s].flags & bit(Component::Parent)) {

@@ -165,7 +165,8 @@ bool IdMap::direct_holds(uint32_t key) {
   // would be a hitch of its own. (The capacity beneath doubles, or grows in place once mapped.)
   const size_t grown = direct_.size() + std::min(direct_.size(), kDirectStep);
   const size_t n = std::min(bound, std::max(size_t(key) + 1, grown));
-  if (n > kDirectMin && n > 2 * reserved_ && n > kDirectSparsest * (direct_count_ + 1)) return false;
+  if (n > kDirectMin && n > 2 * reserved_ && n > kDirectSparsest * (direct_count_ + 1))
+    return false;
   try {
     direct_.resize(n);
   } catch (const std::bad_alloc&) {

@@ -249,8 +249,9 @@ void LevelOrder::touch(uint32_t level, uint32_t position) {
 bool LevelOrder::misfits(uint32_t level, uint32_t position) {
   ++alignment_checks_;
   const Segment& above = levels_[level - 1];
-  return position >= above.count ||
-         node_[entries_[levels_[level].begin + position]].parent != entries_[above.begin + position];
+  if (position >= above.count) return true;
+  const uint32_t entry = entries_[levels_[level].begin + position];
+  return node_[entry].parent != entries_[above.begin + position];
 }
 
 bool LevelOrder::aligned(uint32_t level) {

@@ -170,7 +170,8 @@ Result<CopyCeiling> measure_copy_ceiling(const VulkanContext& context, uint32_t 
   constexpr uint32_t kLow = 0x5eed0001u, kHigh = 0xc0ffee02u;
   constexpr VkDeviceSize kSample = 4096;
   const VkDeviceSize half = bytes / 2;
-  Result<Buffer> samples = Buffer::create(context, 4 * kSample, BufferKind::Readback, "bench.copy.samples");
+  Result<Buffer> samples =
+      Buffer::create(context, 4 * kSample, BufferKind::Readback, "bench.copy.samples");
   if (!samples) return samples.error();
 
   // The heat: a copy each way (the first touches the memory), repeated for warm_ms when asked.

@@ -68,19 +68,24 @@ std::vector<WorldFrame> steady_frames(const WorldReport& r) {
   return {r.frames.begin() + 1, r.frames.end()};
 }
 
+// The field of each frame.
 template <class Field>
-double median_of(const std::vector<WorldFrame>& frames, Field field) {
+std::vector<double> values_of(const std::vector<WorldFrame>& frames, Field field) {
   std::vector<double> v;
   for (const WorldFrame& f : frames) v.push_back(field(f));
-  return median(std::move(v));
+  return v;
+}
+
+template <class Field>
+double median_of(const std::vector<WorldFrame>& frames, Field field) {
+  return median(values_of(frames, field));
 }
 
 // The 90th percentile (nearest rank) of the field over the frames: what all but one frame in
 // ten stay within, where a hitch shows that the median hides.
 template <class Field>
 double p90_of(const std::vector<WorldFrame>& frames, Field field) {
-  std::vector<double> v;
-  for (const WorldFrame& f : frames) v.push_back(field(f));
+  std::vector<double> v = values_of(frames, field);
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[(v.size() * 9 + 9) / 10 - 1];

@@ -133,7 +133,8 @@ TEST(IdMap, SparseKeysBelowTheBoundStayHashedWhileDenseOnesFillTheArray) {
     for (uint32_t scene = 0; scene < 1000; ++scene) sparse.set(scene << 16 | number, scene);
   EXPECT_EQ(sparse.size(), 1000000u);
   EXPECT_LE(sparse.direct_span(), 4096u);
-  for (uint32_t scene = 0; scene < 1000; scene += 37) ASSERT_EQ(sparse.find(scene << 16 | 700), scene);
+  for (uint32_t scene = 0; scene < 1000; scene += 37)
+    ASSERT_EQ(sparse.find(scene << 16 | 700), scene);
   IdMap dense;
   for (uint32_t k = 0; k < 1000000; ++k) dense.set(k, k);
   EXPECT_GE(dense.direct_span(), 1000000u);

@@ -554,7 +554,8 @@ TEST(LevelOrder, AskingAgainAfterAnEditChecksOnlyWhatTheEditTouched) {
   store.set_parent(5 * 200 + 60, 2 * 200 + 59);
   apply_frame(store, order);
   const uint64_t second = order.alignment_checks();
-  for (uint32_t l = 1; l < 199; ++l) ASSERT_EQ(order.aligned(l), aligned_by_definition(order, l)) << l;
+  for (uint32_t l = 1; l < 199; ++l)
+    ASSERT_EQ(order.aligned(l), aligned_by_definition(order, l)) << l;
   EXPECT_FALSE(order.aligned(60));
   EXPECT_LE(order.alignment_checks() - second, 8u);
 }
