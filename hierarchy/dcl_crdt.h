@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "components.h"
+#include "prefetch.h"
 #include "result.h"
 
 namespace tprop {
@@ -162,7 +163,7 @@ Status CrdtStreamReader::feed(std::span<const uint8_t> bytes, CrdtMessage& scrat
       reinterpret_cast<uintptr_t>(bytes.data()) & ~uintptr_t(kCacheLine - 1));
   const auto prefetch_until = [&](const uint8_t* until) {
     for (until = std::min(until, end); ahead < until; ahead += kCacheLine)
-      __builtin_prefetch(ahead);
+      prefetch_line(ahead);
   };
   while (!bytes.empty()) {
     prefetch_until(bytes.data() + kReadAhead);

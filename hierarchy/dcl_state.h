@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "dcl_crdt.h"
+#include "prefetch.h"
 #include "small_bytes.h"
 
 namespace tprop {
@@ -94,12 +95,12 @@ class CrdtState {
   // A hint that a message for e comes soon: starts loading its record into the cache, so that
   // a caller holding several messages overlaps their memory latencies.
   void prefetch(EntityId e) const {
-    if (const NumberRecord* nr = number(dcl_entity_number(e))) __builtin_prefetch(nr);
+    if (const NumberRecord* nr = number(dcl_entity_number(e))) prefetch_line(nr);
   }
   // A hint that messages come soon: starts loading the table of pages that prefetch() reads
   // first (a scene's first 16,384 numbers are on its first line).
   void prefetch_pages() const {
-    if (!pages_.empty()) __builtin_prefetch(pages_.data());
+    if (!pages_.empty()) prefetch_line(pages_.data());
   }
 
  private:

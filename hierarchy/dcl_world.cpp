@@ -7,6 +7,7 @@
 
 #include "block_pool.h"
 #include "dcl_sync.h"
+#include "prefetch.h"
 
 namespace tprop {
 
@@ -280,7 +281,7 @@ void DclWorld::stage(SceneData& sc, size_t chunk, const CrdtMessage& m) {
   ++read_;
   sc.state.prefetch(m.entity);
   const uint16_t n = dcl_entity_number(m.entity);
-  if (n < sc.numbers.size()) __builtin_prefetch(&sc.numbers[n]);
+  if (n < sc.numbers.size()) prefetch_line(&sc.numbers[n]);
   if (read_ - requested_ > kStoreAhead) request_store(pipeline_[requested_++ % kPipeline]);
   if (read_ - applied_ > kApplyAhead) apply_staged();
 }
@@ -316,7 +317,7 @@ void DclWorld::request_store(const Staged& staged) {
       transform ? read_u32_le(m.data.data() + kDclTransformSize - 4) : kDclRootEntity;
   const auto request_parent = [&](EntityId parent) {
     const uint16_t p = dcl_entity_number(parent);
-    if (p != 0 && p < sc.numbers.size()) __builtin_prefetch(&sc.numbers[p]);
+    if (p != 0 && p < sc.numbers.size()) prefetch_line(&sc.numbers[p]);
   };
   if (n >= sc.numbers.size() || !(sc.numbers[n].flags & kHeld)) {
     // Most likely a creation, whose id the store's id map takes: a miss in a cold map (a frame
@@ -357,8 +358,8 @@ std::vector<Status> DclWorld::feed(std::span<const Chunk> chunks) {
     if (i + 2 < chunks.size()) {
       const Chunk& next = chunks[i + 2];
       const char* data = reinterpret_cast<const char*>(&scene(next.scene));
-      for (size_t at = 0; at < sizeof(SceneData); at += 64) __builtin_prefetch(data + at);
-      if (!next.bytes.empty()) __builtin_prefetch(next.bytes.data());
+      for (size_t at = 0; at < sizeof(SceneData); at += 64) prefetch_line(data + at);
+      if (!next.bytes.empty()) prefetch_line(next.bytes.data());
     }
     if (i + 1 < chunks.size()) scene(chunks[i + 1].scene).state.prefetch_pages();
     SceneData& sc = scene(chunks[i].scene);

@@ -498,7 +498,7 @@ StoreChanges EntityStore::take_changes() {
   if (values_spoiled_) {
     size_t kept = 0;
     for (size_t i = 0; i < value_slots_.size(); ++i) {
-      if (i + kAhead < value_slots_.size()) __builtin_prefetch(&rec_[value_slots_[i + kAhead]]);
+      if (i + kAhead < value_slots_.size()) prefetch_line(&rec_[value_slots_[i + kAhead]]);
       const uint32_t s = value_slots_[i];
       if (!(listed(s) & kListedReshaped)) value_slots_[kept++] = s;
     }
@@ -526,7 +526,7 @@ StoreChanges EntityStore::take_changes() {
   for (size_t i = 0; i < parent_changed_slots_.size(); ++i) {
     // Scattered records (a world re-parents some 2,000 a frame): asked for ahead.
     if (i + kAhead < parent_changed_slots_.size())
-      __builtin_prefetch(&rec_[parent_changed_slots_[i + kAhead]], 1);
+      prefetch_line(&rec_[parent_changed_slots_[i + kAhead]]);
     const uint32_t s = parent_changed_slots_[i];
     if (!(rec_[s].flags & kAlive)) continue;
     if (rec_[s].flags & bit(Component::Parent)) {

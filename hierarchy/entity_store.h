@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "components.h"
+#include "prefetch.h"
 #include "id_map.h"
 #include "slot_vector.h"
 
@@ -145,10 +146,10 @@ class EntityStore {
   // A hint for passes over scattered slots (the changed ones, or a batch of messages about to be
   // applied with set_trs_at): starts loading the slot's record, so that the misses of several
   // slots overlap instead of queueing one by one.
-  void prefetch(uint32_t slot) const { __builtin_prefetch(&rec_[slot]); }
+  void prefetch(uint32_t slot) const { prefetch_line(&rec_[slot]); }
   // The same for what re-parenting or destroying the entity at the slot reads first: its links
   // to its parent, siblings and children (one line).
-  void prefetch_links(uint32_t slot) const { __builtin_prefetch(&links_[slot]); }
+  void prefetch_links(uint32_t slot) const { prefetch_line(&links_[slot]); }
   // The same for the id map's entry of `id` (what creating or destroying it looks up).
   void prefetch_id(EntityId id) const { id_to_slot_.prefetch(id); }
   // Whether a Static entity's LocalToWorld has been computed in an earlier frame, so that every

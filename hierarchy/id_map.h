@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+#include "prefetch.h"
 #include "slot_vector.h"
 
 namespace tprop {
@@ -40,7 +41,7 @@ class IdHash {
   // A hint that key is looked up soon: starts loading its home slot (in the new table only,
   // while one drains: the common case, and the old one empties within a few hundred edits).
   void prefetch(uint32_t key) const {
-    if (!table_.slots.empty()) __builtin_prefetch(&table_.slots[table_.home(key)]);
+    if (!table_.slots.empty()) prefetch_line(&table_.slots[table_.home(key)]);
   }
   // Inserts or overwrites. value must not be kMissing.
   void set(uint32_t key, uint32_t value);
@@ -99,7 +100,7 @@ class IdMap {
   }
   void prefetch(uint32_t key) const {
     if (key < direct_.size()) {
-      __builtin_prefetch(&direct_[key]);
+      prefetch_line(&direct_[key]);
     } else {
       hash_.prefetch(key);
     }

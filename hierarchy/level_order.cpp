@@ -368,10 +368,10 @@ void LevelOrder::push_below(uint32_t top) {
   for (size_t k = 0; k < queue.size(); ++k) {
     if (k + kAhead < queue.size()) {
       const uint32_t ahead = queue[k + kAhead];
-      __builtin_prefetch(&cold_[ahead], 1);
+      prefetch_line(&cold_[ahead]);
       const uint32_t e = node_[ahead].entry;  // its node came in with its sibling link
-      if (e != kNone) __builtin_prefetch(&entries_[e], 1);
-      if (node_[ahead].first_child != kNone) __builtin_prefetch(&node_[node_[ahead].first_child]);
+      if (e != kNone) prefetch_line(&entries_[e]);
+      if (node_[ahead].first_child != kNone) prefetch_line(&node_[node_[ahead].first_child]);
     }
     const uint32_t v = queue[k];
     const uint32_t level = node_[v].level;
@@ -479,16 +479,16 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   };
   for (size_t k = 0; k < edited.size(); ++k) {
     if (const uint32_t a = at(k + 2 * kAhead); a != kNone) {
-      __builtin_prefetch(&node_[a], 1);
-      __builtin_prefetch(&cold_[a], 1);
+      prefetch_line(&node_[a]);
+      prefetch_line(&cold_[a]);
       store.prefetch(a);
     }
     if (const uint32_t a = at(k + kAhead); a != kNone) {
       const Node& n = node_[a];
-      if (n.entry != kNone) __builtin_prefetch(&entries_[n.entry], 1);
-      if (n.prev_sibling != kNone) __builtin_prefetch(&node_[n.prev_sibling], 1);
-      if (n.next_sibling != kNone) __builtin_prefetch(&node_[n.next_sibling], 1);
-      if (n.parent != kNone) __builtin_prefetch(&node_[n.parent], 1);
+      if (n.entry != kNone) prefetch_line(&entries_[n.entry]);
+      if (n.prev_sibling != kNone) prefetch_line(&node_[n.prev_sibling]);
+      if (n.next_sibling != kNone) prefetch_line(&node_[n.next_sibling]);
+      if (n.parent != kNone) prefetch_line(&node_[n.parent]);
       store.prefetch_links(a);
     }
     detach(edited[k]);
@@ -526,7 +526,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   }
   for (size_t k = 0; k < alive.size(); ++k) {
     if (k + kAhead < alive.size() && node_[alive[k + kAhead]].up != kNone)
-      __builtin_prefetch(&node_[node_[alive[k + kAhead]].up], 1);
+      prefetch_line(&node_[node_[alive[k + kAhead]].up]);
     const uint32_t s = alive[k];
     const bool attached = node_[s].up != kNone && cold_[s].cycle == kNone;
     if (attached) link(s, node_[s].up);
@@ -534,7 +534,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
 
   // Place every edited slot, parents first.
   for (size_t k = 0; k < alive.size(); ++k) {
-    if (k + kAhead < alive.size()) __builtin_prefetch(&cold_[alive[k + kAhead]], 1);
+    if (k + kAhead < alive.size()) prefetch_line(&cold_[alive[k + kAhead]]);
     place_edited(alive[k]);
   }
   relinked_.insert(relinked_.end(), alive.begin(), alive.end());

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "entity_store.h"
+#include "prefetch.h"
 #include "slot_vector.h"
 
 namespace tprop {
@@ -110,7 +111,7 @@ class LevelOrder {
     return slot < node_.size() ? node_[slot].parent : kNone;
   }
   // A hint for passes over scattered slots: starts loading the slot's node.
-  void prefetch(uint32_t slot) const { __builtin_prefetch(&node_[slot]); }
+  void prefetch(uint32_t slot) const { prefetch_line(&node_[slot]); }
   uint32_t entry_of(uint32_t slot) const { return slot < node_.size() ? node_[slot].entry : kNone; }
   // Attached children, as an intrusive list: first_child(s), then next_sibling(c) until kNone.
   uint32_t first_child(uint32_t slot) const { return node_[slot].first_child; }

@@ -13,6 +13,7 @@
 #include <span>
 
 #include "gpu_pack.h"
+#include "prefetch.h"
 #include "stream_store.h"
 
 namespace tprop {
@@ -338,7 +339,7 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   auto add_all = [&](std::span<const uint32_t> list) {
     for (size_t k = 0; k < list.size(); ++k) {
       if (k + kPrefetchAhead < list.size() && list[k + kPrefetchAhead] < slots)
-        __builtin_prefetch(&side[list[k + kPrefetchAhead]], 1);
+        prefetch_line(&side[list[k + kPrefetchAhead]]);
       add(list[k]);
     }
   };
@@ -400,7 +401,7 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
       const uint32_t ahead = to_pack[k + kPrefetchAhead];
       store.prefetch(ahead);
       order.prefetch(ahead);
-      __builtin_prefetch(&side[ahead]);
+      prefetch_line(&side[ahead]);
     }
     if (Status st = pack(store, to_pack[k], &deltas.staged<gpu::EntityDelta>(delta_count)); !st)
       return st;
