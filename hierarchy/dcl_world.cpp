@@ -431,11 +431,6 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
   assert(store_.id_at(sc.numbers[n].slot) == id);
   const std::optional<DclTransform> t =
       transform && !transform->deleted ? decode_dcl_transform(transform->data) : std::nullopt;
-  if (t) {
-    put_dcl_transform_values(store_, sc.numbers[n].slot, *t);
-  } else {
-    remove_dcl_transform_values(store_, id);
-  }
   const EntityId named = t ? t->parent : kDclRootEntity;
   if (created) {
     sc.numbers[n].parent = named;
@@ -462,6 +457,14 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
     relink(sc, n);
   }
   settle(sc);
+  // The values after the parent: a re-parented entity is then listed once, as reshaped, rather
+  // than as a value change that its re-parenting spoils (EntityStore::take_changes() drops such
+  // slots from `values`, cheaply only while they are few: a world re-parents ~1,000 a frame).
+  if (t) {
+    put_dcl_transform_values(store_, sc.numbers[n].slot, *t);
+  } else {
+    remove_dcl_transform_values(store_, id);
+  }
 }
 
 // The held version of `number` died: its store entity goes, its children (which name a dead id

@@ -8,6 +8,9 @@ namespace tprop {
 
 namespace {
 constexpr uint32_t kNone = EntityStore::kNoSlot;
+// Loops over listed slots visit scattered records: each asks for the one kRecordsAhead slots
+// on, so that their misses overlap.
+constexpr size_t kRecordsAhead = 16;
 
 // Capacity for `more` further elements, grown geometrically (reserve() alone grows to the exact
 // size asked: once an element, that is a copy of the whole list each time).
@@ -135,7 +138,10 @@ void EntityStore::touch(uint32_t slot) {
   if (!(lists & kListedReshaped)) {
     dirty_slots_.push_back(slot);
     // Listed in value_slots_ this frame: it leaves that list in take_changes().
-    if (lists & kListedValues) values_spoiled_ = true;
+    if (lists & kListedValues) {
+      if (spoiled_count_ < kSpoiledMax) spoiled_[spoiled_count_] = slot;
+      spoiled_count_ = std::min(spoiled_count_ + 1, kSpoiledMax + 1);
+    }
     set_listed(slot, lists | kListedReshaped);
   }
 }
@@ -487,24 +493,41 @@ void EntityStore::unlink_child(uint32_t slot) {
   l.prev_sibling = l.next_sibling = l.parent_slot = kNone;
 }
 
-StoreChanges EntityStore::take_changes() {
-  // Its loops visit scattered records: each asks for the one kAhead slots on, so that their
-  // misses overlap.
-  constexpr size_t kAhead = 16;
-  StoreChanges out;
-  out.hierarchy = hierarchy_changed_;
-  // A value change followed by another kind keeps the slot in value_slots_: dropped here, while
-  // the marks still say so. Frames where no listed slot was reshaped (most) skip this loop.
-  if (values_spoiled_) {
-    size_t kept = 0;
+void EntityStore::drop_spoiled_values() {
+  size_t kept = 0;
+  if (spoiled_count_ > kSpoiledMax) {
+    // Too many to list: every listed slot's record says.
     for (size_t i = 0; i < value_slots_.size(); ++i) {
-      if (i + kAhead < value_slots_.size()) prefetch_line(&rec_[value_slots_[i + kAhead]]);
+      if (i + kRecordsAhead < value_slots_.size())
+        prefetch_line(&rec_[value_slots_[i + kRecordsAhead]]);
       const uint32_t s = value_slots_[i];
       if (!(listed(s) & kListedReshaped)) value_slots_[kept++] = s;
     }
-    value_slots_.resize(kept);
-    values_spoiled_ = false;
+  } else {
+    // A 4,096-bit filter of the spoiled slots: a listed slot whose bit is clear was not
+    // reshaped; one whose bit is set (about one in 64 when 64 are spoiled) asks its record.
+    const auto bit_of = [](uint32_t slot) { return (slot * 0x9E3779B9u) >> 20; };
+    uint64_t filter[64] = {};
+    for (uint32_t i = 0; i < spoiled_count_; ++i) {
+      const uint32_t b = bit_of(spoiled_[i]);
+      filter[b >> 6] |= uint64_t(1) << (b & 63);
+    }
+    for (const uint32_t s : value_slots_) {
+      const uint32_t b = bit_of(s);
+      if ((filter[b >> 6] >> (b & 63) & 1) && (listed(s) & kListedReshaped)) continue;
+      value_slots_[kept++] = s;
+    }
   }
+  value_slots_.resize(kept);
+  spoiled_count_ = 0;
+}
+
+StoreChanges EntityStore::take_changes() {
+  StoreChanges out;
+  out.hierarchy = hierarchy_changed_;
+  // A value change followed by another kind keeps the slot in value_slots_: dropped here, while
+  // the marks still say so. Frames where no listed slot was reshaped (most) skip this.
+  if (spoiled_count_ != 0) drop_spoiled_values();
   // Every slot's marks go stale at once.
   if (++frame_ == kFrameEnd) {
     // Once in 16 million frames: no record may carry the stamp the counter comes back to.
@@ -525,8 +548,8 @@ StoreChanges EntityStore::take_changes() {
   structural_slots_.reserve(out.structural.size());
   for (size_t i = 0; i < parent_changed_slots_.size(); ++i) {
     // Scattered records (a world re-parents some 2,000 a frame): asked for ahead.
-    if (i + kAhead < parent_changed_slots_.size())
-      prefetch_line(&rec_[parent_changed_slots_[i + kAhead]]);
+    if (i + kRecordsAhead < parent_changed_slots_.size())
+      prefetch_line(&rec_[parent_changed_slots_[i + kRecordsAhead]]);
     const uint32_t s = parent_changed_slots_[i];
     if (!(rec_[s].flags & kAlive)) continue;
     if (rec_[s].flags & bit(Component::Parent)) {

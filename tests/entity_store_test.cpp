@@ -299,6 +299,40 @@ TEST(EntityStore, ASlotReshapedAfterItsValueChangeLeavesValuesAndTheOthersStay) 
   EXPECT_EQ(store.take_changes().values.size(), 4u);
 }
 
+// The store lists the first 64 such slots of a frame and filters `values` through them (a
+// hashed bit a slot: most slots pass on their bit alone, some share a bit with a reshaped one);
+// past 64 it reads every listed slot's record. Either way exactly the reshaped slots leave
+// `values`, and the others keep their order.
+TEST(EntityStore, SlotsReshapedAfterTheirValueChangesLeaveValuesHoweverMany) {
+  for (const uint32_t reshaped : {1u, 63u, 64u, 65u, 700u}) {
+    SCOPED_TRACE(reshaped);
+    EntityStore store;
+    constexpr EntityId kEntities = 5000;
+    for (EntityId e = 1; e <= kEntities; ++e) {
+      store.create(e);
+      store.set_translation(e, float3(1));
+    }
+    (void)store.take_changes();
+    for (EntityId e = 1; e <= kEntities; ++e) store.set_translation(e, float3(2));
+    // Every 7th entity from the 3rd, `reshaped` of them, gains Static after its value change.
+    std::vector<uint32_t> want_values, want_slots;
+    for (EntityId e = 1; e <= kEntities; ++e) {
+      if (e % 7 == 3 && want_slots.size() < reshaped) {
+        store.add(e, Component::Static);
+        want_slots.push_back(store.slot_of(e));
+      } else {
+        want_values.push_back(store.slot_of(e));
+      }
+    }
+    const StoreChanges c = store.take_changes();
+    EXPECT_EQ(c.values, want_values);
+    EXPECT_EQ(c.slots, want_slots);
+    // The next frame starts with nothing spoiled: a value frame lists everything again.
+    for (EntityId e = 1; e <= kEntities; ++e) store.set_translation(e, float3(3));
+    EXPECT_EQ(store.take_changes().values.size(), size_t(kEntities));
+  }
+}
+
 // A slot's change-list marks are stamped with a frame counter of 24 bits that wraps: a slot
 // listed once, 2^24 - 1 or 2^24 frames ago (the counter's period whether or not it skips 0),
 // must be listed again, not taken for listed already, in `values`, `slots` and `structural`.
