@@ -109,7 +109,15 @@ class CrdtStreamReader {
   // of a chunk is copied into the reader. A malformed message returns its error (sticky, as
   // next()'s) after the messages before it were handed out.
   template <class OnMessage>
-  Status feed(std::span<const uint8_t> bytes, CrdtMessage& scratch, OnMessage&& on_message);
+  Status feed(std::span<const uint8_t> bytes, CrdtMessage& scratch, OnMessage&& on_message) {
+    return feed_into(bytes, [&]() -> CrdtMessage& { return scratch; }, on_message);
+  }
+  // The same, each message read into the CrdtMessage that scratch_for() returns for it: for a
+  // caller that keeps the messages it is handed in a ring of its own, where each is then read
+  // without a copy.
+  template <class ScratchFor, class OnMessage>
+  Status feed_into(std::span<const uint8_t> bytes, ScratchFor&& scratch_for,
+                   OnMessage&& on_message);
   // The stream has ended: an error when an incomplete message is left over (its length runs
   // past the end of the stream), or when the reader already failed.
   Status finish() const;
@@ -142,15 +150,16 @@ class CrdtStreamReader {
   std::optional<Error> error_;
 };
 
-template <class OnMessage>
-Status CrdtStreamReader::feed(std::span<const uint8_t> bytes, CrdtMessage& scratch,
-                              OnMessage&& on_message) {
+template <class ScratchFor, class OnMessage>
+Status CrdtStreamReader::feed_into(std::span<const uint8_t> bytes, ScratchFor&& scratch_for,
+                                   OnMessage&& on_message) {
   if (error_) return *error_;
   // A message begun by earlier bytes is completed through the buffer, a few bytes at a time...
   while (!bytes.empty() && pending_bytes() > 0) {
     const size_t take = std::min(bytes.size(), missing_bytes());
     append(bytes.first(take));
     bytes = bytes.subspan(take);
+    CrdtMessage& scratch = scratch_for();
     Result<bool> got = next(scratch);
     if (!got) return got.error();
     if (*got) on_message(static_cast<const CrdtMessage&>(scratch));
@@ -167,6 +176,7 @@ Status CrdtStreamReader::feed(std::span<const uint8_t> bytes, CrdtMessage& scrat
   };
   while (!bytes.empty()) {
     prefetch_until(bytes.data() + kReadAhead);
+    CrdtMessage& scratch = scratch_for();
     Result<size_t> length = parse(bytes.data(), bytes.size(), scratch);
     if (!length) return length.error();
     if (*length == 0) break;

@@ -46,12 +46,13 @@ void remove_dcl_transform_values(EntityStore& store, EntityId id);
 // Appends bytes to the reader and calls apply(message) for every message they complete. A
 // malformed message is an error naming its offset; everything before it stays applied. So is a
 // message that could not be read or applied (out of memory): the reader stops there for good,
-// since the state now lacks that message.
-template <class Apply>
-Status feed_crdt_bytes(CrdtStreamReader& reader, std::span<const uint8_t> bytes, Apply&& apply) {
+// since the state now lacks that message. Each message is read into the one scratch_for()
+// returns for it (CrdtStreamReader::feed_into).
+template <class ScratchFor, class Apply>
+Status feed_crdt_bytes_into(CrdtStreamReader& reader, std::span<const uint8_t> bytes,
+                            ScratchFor&& scratch_for, Apply&& apply) {
   try {
-    CrdtMessage m;  // read into again and again
-    return reader.feed(bytes, m, apply);
+    return reader.feed_into(bytes, scratch_for, apply);
   } catch (const std::exception& e) {  // std::bad_alloc: nothing else throws here
     reader.stop(e.what());
   }
@@ -60,6 +61,13 @@ Status feed_crdt_bytes(CrdtStreamReader& reader, std::span<const uint8_t> bytes,
   } catch (...) {
     return Error{"out of memory"};
   }
+}
+
+// The same, every message read into one of its own.
+template <class Apply>
+Status feed_crdt_bytes(CrdtStreamReader& reader, std::span<const uint8_t> bytes, Apply&& apply) {
+  CrdtMessage m;  // read into again and again
+  return feed_crdt_bytes_into(reader, bytes, [&]() -> CrdtMessage& { return m; }, apply);
 }
 
 }  // namespace tprop

@@ -273,11 +273,11 @@ static_assert(kStoreAhead < kApplyAhead && kApplyAhead < kPipeline &&
               (kPipeline & (kPipeline - 1)) == 0);
 
 void DclWorld::stage(SceneData& sc, size_t chunk, const CrdtMessage& m) {
-  if (pipeline_.empty()) pipeline_.resize(kPipeline);
   Staged& staged = pipeline_[read_ % kPipeline];
   staged.scene = &sc;
   staged.chunk = chunk;
-  staged.message = m;  // reuses the data's capacity
+  // feed() reads each message into its place in the ring: no copy then.
+  if (&m != &staged.message) staged.message = m;  // reuses the data's capacity
   ++read_;
   sc.state.prefetch(m.entity);
   const uint16_t n = dcl_entity_number(m.entity);
@@ -369,8 +369,15 @@ std::vector<Status> DclWorld::feed(std::span<const Chunk> chunks) {
     }
     // The messages before the end, or before a malformed one, are applied whatever happens.
     try {
-      Status st = feed_crdt_bytes(sc.reader, chunks[i].bytes,
-                                  [&](const CrdtMessage& m) { stage(sc, i, m); });
+      // A message is read into its slot of the ring, where one applied already lies (at most
+      // kApplyAhead wait). The ring is made by the first message read, where a failed
+      // allocation stops the scene (feed() does not throw).
+      const auto slot_to_read = [&]() -> CrdtMessage& {
+        if (pipeline_.empty()) pipeline_.resize(kPipeline);
+        return pipeline_[read_ % kPipeline].message;
+      };
+      Status st = feed_crdt_bytes_into(sc.reader, chunks[i].bytes, slot_to_read,
+                                       [&](const CrdtMessage& m) { stage(sc, i, m); });
       if (!st) set_error(out[i], scene_error(sc.name, st.error().message.c_str()));
     } catch (...) {
       // A message read but not staged (out of memory) is lost: the scene stops there.
