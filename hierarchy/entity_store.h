@@ -80,6 +80,8 @@ class EntityStore {
   void reserve_destroys(size_t entities, size_t children);
   // The entities whose Parent names the live entity at `slot`: O(that many).
   size_t child_count_at(uint32_t slot) const;
+  // Whether any entity's Parent names the live entity at `slot`: O(1).
+  bool has_children_at(uint32_t slot) const { return links_[slot].first_child != kNoSlot; }
   bool contains(EntityId id) const { return slot_of(id) != kNoSlot; }
   size_t size() const { return id_to_slot_.size(); }
   void reserve(size_t entities);
