@@ -69,7 +69,15 @@ const CrdtState::NumberRecord* CrdtState::number(uint16_t n) const {
   return &pages_[page]->at[n & ((1u << kPageBits) - 1)];
 }
 
-CrdtState::NumberRecord& CrdtState::number_for_write(uint16_t n) {
+// Inline: every message asks, and all but the first of a page find it.
+inline CrdtState::NumberRecord& CrdtState::number_for_write(uint16_t n) {
+  const size_t page = n >> kPageBits;
+  if (page < pages_.size() && pages_[page]) [[likely]]
+    return pages_[page]->at[n & ((1u << kPageBits) - 1)];
+  return number_in_new_page(n);
+}
+
+CrdtState::NumberRecord& CrdtState::number_in_new_page(uint16_t n) {
   const size_t page = n >> kPageBits;
   if (page >= pages_.size()) pages_.resize(page + 1);
   if (!pages_[page]) pages_[page] = std::make_unique<Page>();
@@ -93,7 +101,17 @@ bool CrdtState::is_dead(EntityId e) const {
 
 // Invariant: a number with live versions holds one of them in place, so a number whose record
 // in place is not live has no extras either.
-CrdtState::EntityRecord& CrdtState::record(NumberRecord& nr, EntityId e, bool& created) {
+// Inline: most messages name the version held in place.
+inline CrdtState::EntityRecord& CrdtState::record(NumberRecord& nr, EntityId e, bool& created) {
+  if ((nr.flags & kLive) && nr.version == dcl_entity_version(e)) [[likely]] {
+    created = false;
+    return nr.held();
+  }
+  return new_or_extra_record(nr, e, created);
+}
+
+CrdtState::EntityRecord& CrdtState::new_or_extra_record(NumberRecord& nr, EntityId e,
+                                                        bool& created) {
   const uint16_t n = dcl_entity_number(e), v = dcl_entity_version(e);
   created = false;
   if (!(nr.flags & kLive)) {
@@ -151,7 +169,7 @@ void CrdtState::forget(EntityRecord& rec) {
   }
 }
 
-CrdtApplyResult CrdtState::count(CrdtApplyResult r) {
+inline CrdtApplyResult CrdtState::count(CrdtApplyResult r) {
   switch (r.outcome) {
     case CrdtOutcome::Applied: ++counts_.applied; break;
     case CrdtOutcome::NoOp: ++counts_.no_op; break;

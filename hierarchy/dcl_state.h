@@ -133,10 +133,12 @@ class CrdtState {
 
   const NumberRecord* number(uint16_t n) const;
   NumberRecord& number_for_write(uint16_t n);
+  NumberRecord& number_in_new_page(uint16_t n);  // its slow part
   const EntityRecord* locate(EntityId e) const;
   // Returns the record of e (whose number's record is nr), creating it (and noting that) when
   // it is new.
   EntityRecord& record(NumberRecord& nr, EntityId e, bool& created);
+  EntityRecord& new_or_extra_record(NumberRecord& nr, EntityId e, bool& created);  // its slow part
   LwwEntry* component_for_write(EntityRecord& rec, uint32_t component, bool& present);
   void forget(EntityRecord& rec);
   CrdtApplyResult apply_lww(const CrdtMessage& m, bool deleted);
