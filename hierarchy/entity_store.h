@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "components.h"
-#include "prefetch.h"
 #include "id_map.h"
+#include "prefetch.h"
 #include "slot_vector.h"
 
 namespace tprop {
