@@ -13,10 +13,13 @@ constexpr uint32_t kNone = EntityStore::kNoSlot;
 constexpr size_t kRecordsAhead = 16;
 
 // Capacity for `more` further elements, grown geometrically (reserve() alone grows to the exact
-// size asked: once an element, that is a copy of the whole list each time).
-void room_for(std::vector<uint32_t>& list, size_t more) {
-  if (list.size() + more > list.capacity())
-    list.reserve(std::max(list.size() + more, 2 * list.capacity()));
+// size asked: once an element, that is a copy of the whole list each time). The test inline:
+// every edit asks for room in a few lists, and the lists grow only now and then.
+[[gnu::noinline]] void grow_for(std::vector<uint32_t>& list, size_t more) {
+  list.reserve(std::max(list.size() + more, 2 * list.capacity()));
+}
+inline void room_for(std::vector<uint32_t>& list, size_t more) {
+  if (list.size() + more > list.capacity()) [[unlikely]] grow_for(list, more);
 }
 
 }  // namespace
