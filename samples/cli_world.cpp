@@ -102,6 +102,19 @@ double ingest_of(const WorldFrame& f) { return f.ingest_ms; }
 double update_of(const WorldFrame& f) { return f.update_ms; }
 double evaluate_of(const WorldFrame& f) { return f.evaluate_ms; }
 
+// The steady frame with the most host time (the hitch a player would see), numbered as the
+// report numbers frames; zero when there is none.
+struct SlowestFrame {
+  double host_ms = 0;
+  size_t frame = 0;
+};
+SlowestFrame slowest_host_frame(const WorldReport& r) {
+  SlowestFrame slowest;
+  for (size_t k = r.frames.size() > 1 ? 1 : 0; k < r.frames.size(); ++k)
+    if (host_ms(r.frames[k]) > slowest.host_ms) slowest = {host_ms(r.frames[k]), k};
+  return slowest;
+}
+
 void print_world_summary(std::FILE* out, const WorldReport& r) {
   const WorldFrame& last = r.frames.back();
   std::fprintf(out, "input            %s\n", r.input.c_str());
@@ -141,16 +154,12 @@ void print_world_summary(std::FILE* out, const WorldReport& r) {
                median_of(steady, evaluate_of), median_of(steady, gpu_ms),
                median_of(steady, host_ms), median_of(steady, frame_ms),
                r.frames.size() > 1 ? "frames 1 on; frame 0 loads the world" : "frame 0");
-  // The slowest of those frames, by host time: the hitch a player would see.
-  const auto slowest = std::max_element(
-      steady.begin(), steady.end(),
-      [](const WorldFrame& a, const WorldFrame& b) { return host_ms(a) < host_ms(b); });
+  const SlowestFrame slowest = slowest_host_frame(r);
   std::fprintf(out,
                "p90              ingest %.3f ms, update %.3f ms, host %.3f ms; "
                "slowest host %.3f ms (frame %zu)\n",
                p90_of(steady, ingest_of), p90_of(steady, update_of), p90_of(steady, host_ms),
-               host_ms(*slowest),
-               size_t(slowest - steady.begin()) + (r.frames.size() > 1 ? 1 : 0));
+               slowest.host_ms, slowest.frame);
   if (!r.dump.empty())
     std::fprintf(out, "dump             %s (after frame %zu)\n", r.dump.c_str(),
                  r.frames.size() - 1);
@@ -214,9 +223,7 @@ std::string world_json(const WorldReport& r) {
                  {"update", p90_of(steady, update_of)},
                  {"host", p90_of(steady, host_ms)},
                  {"frame", p90_of(steady, frame_ms)}};
-  double slowest = 0;
-  for (const WorldFrame& f : steady) slowest = std::max(slowest, host_ms(f));
-  j["max_host_ms"] = slowest;
+  j["max_host_ms"] = slowest_host_frame(r).host_ms;
   if (r.validation) {
     const Comparison& c = r.validation->comparison;
     j["validate"] = {{"max_error_in_tolerances", c.worst_ratio},
