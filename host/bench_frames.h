@@ -34,6 +34,7 @@ struct FrameCheck {
 
 struct FrameRecord {
   FrameKind kind = FrameKind::Full;
+  uint32_t run = 0;  // which of the --repeat runs of its kind, from 0
   EditSummary edit;
   // From the Propagator (read in one place, bench_frames.cpp, so that a change to FrameStats or
   // StageTimes is adapted there).

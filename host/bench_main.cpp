@@ -100,15 +100,22 @@ int main(int argc, char** argv) {
             !first)
           return fail(plan.spec + ", frame " + frame_kind_name(kind) + ": " +
                       first.error().message);
-      Result<FrameRecord> frame =
-          runner->run_frame(kind, store, options.seed, next_id, options.validate);
-      if (!frame) {
-        return fail(plan.spec + ", frame " + frame_kind_name(kind) + ": " +
-                    frame.error().message);
+      // Each run its own edit: run 0 the seed's (as without --repeat), the warm-up seed + 1,
+      // later runs the seeds after that.
+      const uint32_t runs = kind == FrameKind::Full ? 1 : options.repeat;
+      for (uint32_t run = 0; run < runs; ++run) {
+        const uint64_t seed = run == 0 ? options.seed : options.seed + 1 + run;
+        Result<FrameRecord> frame = runner->run_frame(kind, store, seed, next_id, options.validate);
+        if (!frame) {
+          return fail(plan.spec + ", frame " + frame_kind_name(kind) + ": " +
+                      frame.error().message);
+        }
+        frame->run = run;
+        if (!options.json) print_text_frame(stdout, *frame);
+        record.frames.push_back(std::move(*frame));
       }
-      if (!options.json) print_text_frame(stdout, *frame);
-      record.frames.push_back(std::move(*frame));
     }
+    if (!options.json) print_text_summary(stdout, record);
     records.push_back(std::move(record));
   }
   if (options.json) std::fputs(json_report(device, options, ceiling, records).c_str(), stdout);

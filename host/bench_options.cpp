@@ -17,7 +17,8 @@ const char* const kUsage =
     "                   [--device NAME|INDEX] [--narrow-walk WALK] [--level-passes P]\n"
     "                   [--scan-runs S] [--addressing A] [--value-writes V]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
-    "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--memory] [SPEC...]\n"
+    "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--repeat N] [--memory]\n"
+    "                   [SPEC...]\n"
     "       tprop_bench --help\n"
     "\n"
     "The scoreboard of tprop's GPU path. For every scene it runs a full first frame, a frame\n"
@@ -69,6 +70,9 @@ const char* const kUsage =
     "                  (not in the frame's times), so that it runs at a busy GPU's clocks, not\n"
     "                  an idle one's (default 0; 200 or more on a GPU that idled); the copy\n"
     "                  ceiling is measured after as long a warm-up\n"
+    "  --repeat N      every frame but the full one N times in a row, each with a fresh edit\n"
+    "                  of its kind (default 1; 1 to 100); then per frame kind the median, least\n"
+    "                  and most update time, and the median GPU time and gpu/loop ratio\n"
     "  --memory        instead of frames, what one entity costs: the resident memory (RSS)\n"
     "                  that the store, a depth order and a Propagator with its first frame\n"
     "                  add, and the Propagator's device and staging buffers, counted\n"
@@ -199,6 +203,15 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
         return Error{"--warm-gpu must be a number of milliseconds from 0 to 10000, not '" + *v +
                      "'"};
       o.warm_gpu_ms = ms;
+    } else if (a == "--repeat") {
+      auto v = value();
+      if (!v) return v.error();
+      uint32_t n = 0;
+      const char* end = v->data() + v->size();
+      const auto [ptr, ec] = std::from_chars(v->data(), end, n);
+      if (v->empty() || ec != std::errc() || ptr != end || n < 1 || n > 100)
+        return Error{"--repeat must be a number of runs from 1 to 100, not '" + *v + "'"};
+      o.repeat = n;
     } else if (a == "--level-passes") {
       const Status st = choose(a, value(), o.propagator.level_passes,
                                {{"auto", LevelPasses::Auto},

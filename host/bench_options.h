@@ -28,6 +28,10 @@ struct BenchOptions {
   // its times), so that the frame runs at the clocks of a busy GPU (an idle one lowers them: on
   // an H200 frames that followed the bench's CPU work ran up to 4 times slower at 1M entities).
   uint32_t warm_gpu_ms = 0;
+  // --repeat N: every frame kind but the full frame measured N times in a row, each a fresh
+  // edit, with the median, least and most of each figure per kind (frame times on a shared
+  // machine vary from run to run by more than the differences they are read for).
+  uint32_t repeat = 1;
   bool validate = false;
   bool memory = false;                // --memory: what an entity costs, instead of frames
   bool json = false;

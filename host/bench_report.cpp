@@ -1,5 +1,7 @@
 #include "bench_report.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "output_layout_arg.h"
@@ -27,6 +29,23 @@ nlohmann::json or_null(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+std::optional<double> median(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const size_t mid = v.size() / 2;
+  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+nlohmann::json summary_json(const FrameSummary& s) {
+  return {{"frame", frame_kind_name(s.kind)},
+          {"runs", s.runs},
+          {"host_update_ms", {{"median", s.update_median_ms},
+                              {"min", s.update_min_ms},
+                              {"max", s.update_max_ms}}},
+          {"gpu_time_ms_median", or_null(s.gpu_median_ms)},
+          {"gpu_over_loop_median", or_null(s.gpu_over_loop_median)}};
+}
+
 nlohmann::json frame_json(const FrameRecord& f) {
   nlohmann::json gpu = nullptr;
   if (f.gpu_total_ms) {
@@ -42,6 +61,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
              {"within_tolerance", true}};
   }
   return {{"frame", frame_kind_name(f.kind)},
+          {"run", f.run},
           {"edit", f.edit.what},
           {"edited_entities", f.edit.entities},
           {"entities", f.entities},
@@ -72,6 +92,32 @@ nlohmann::json frame_json(const FrameRecord& f) {
 }
 
 }  // namespace
+
+std::vector<FrameSummary> summarize_runs(const std::vector<FrameRecord>& frames) {
+  std::vector<FrameSummary> out;
+  std::vector<FrameKind> kinds;
+  for (const FrameRecord& f : frames)
+    if (std::find(kinds.begin(), kinds.end(), f.kind) == kinds.end()) kinds.push_back(f.kind);
+  for (FrameKind kind : kinds) {
+    std::vector<double> update, gpu, ratio;
+    for (const FrameRecord& f : frames) {
+      if (f.kind != kind) continue;
+      update.push_back(f.host_update_ms);
+      if (f.gpu_total_ms) gpu.push_back(*f.gpu_total_ms);
+      if (const std::optional<double> r = f.gpu_over_loop()) ratio.push_back(*r);
+    }
+    FrameSummary s;
+    s.kind = kind;
+    s.runs = static_cast<uint32_t>(update.size());
+    s.update_median_ms = *median(update);
+    s.update_min_ms = *std::min_element(update.begin(), update.end());
+    s.update_max_ms = *std::max_element(update.begin(), update.end());
+    s.gpu_median_ms = median(gpu);
+    s.gpu_over_loop_median = median(ratio);
+    out.push_back(s);
+  }
+  return out;
+}
 
 void print_text_header(std::FILE* out, const std::string& device, OutputLayout layout,
                        const Result<CopyCeiling>& ceiling) {
@@ -119,6 +165,23 @@ void print_text_frame(std::FILE* out, const FrameRecord& f) {
   std::fflush(out);
 }
 
+void print_text_summary(std::FILE* out, const SceneRecord& scene) {
+  const std::vector<FrameSummary> summaries = summarize_runs(scene.frames);
+  if (std::none_of(summaries.begin(), summaries.end(),
+                   [](const FrameSummary& s) { return s.runs > 1; }))
+    return;
+  std::fprintf(out, "  %-14s %5s %10s %10s %10s %10s %8s\n", "over runs", "runs",
+               "update ms", "least", "most", "gpu ms", "gpu/loop");
+  for (const FrameSummary& s : summaries) {
+    if (s.runs < 2) continue;
+    std::fprintf(out, "  %-14s %5u %10.3f %10.3f %10.3f %10s %8s\n", frame_kind_name(s.kind),
+                 s.runs, s.update_median_ms, s.update_min_ms, s.update_max_ms,
+                 figure(s.gpu_median_ms, "%.3f").c_str(),
+                 figure(s.gpu_over_loop_median, "%.2f").c_str());
+  }
+  std::fflush(out);
+}
+
 std::string json_report(const std::string& device, const BenchOptions& options,
                         const Result<CopyCeiling>& ceiling,
                         const std::vector<SceneRecord>& scenes) {
@@ -130,6 +193,7 @@ std::string json_report(const std::string& device, const BenchOptions& options,
   doc["byte_model"] = kByteModel;
   doc["output_layout"] = output_layout_name(options.propagator.output_layout);
   doc["warm_gpu_ms"] = options.warm_gpu_ms;
+  doc["repeat"] = options.repeat;
   doc["copy_ceiling"] =
       ceiling ? nlohmann::json{{"gb_per_s", ceiling->gb_per_s},
                                {"bytes", ceiling->bytes},
@@ -142,13 +206,17 @@ std::string json_report(const std::string& device, const BenchOptions& options,
   for (const SceneRecord& s : scenes) {
     nlohmann::json frames = nlohmann::json::array();
     for (const FrameRecord& f : s.frames) frames.push_back(frame_json(f));
+    nlohmann::json summaries = nlohmann::json::array();
+    for (const FrameSummary& summary : summarize_runs(s.frames))
+      summaries.push_back(summary_json(summary));
     doc["scenes"].push_back({{"kind", s.plan.kind},
                              {"spec", s.plan.spec},
                              {"size", s.plan.size},
                              {"entities", s.entities},
                              {"levels", s.levels},
                              {"generate_ms", s.generate_ms},
-                             {"frames", frames}});
+                             {"frames", frames},
+                             {"over_runs", summaries}});
   }
   return doc.dump(2) + "\n";
 }

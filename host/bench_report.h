@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,22 @@ struct SceneRecord {
   std::vector<FrameRecord> frames;
 };
 
+// One frame kind over its --repeat runs: the median, least and most host update time, and the
+// medians of the GPU time and of the GPU/loop ratio (over the runs that have them). The median
+// of an even count is the mean of the middle two.
+struct FrameSummary {
+  FrameKind kind = FrameKind::Full;
+  uint32_t runs = 0;
+  double update_median_ms = 0;
+  double update_min_ms = 0;
+  double update_max_ms = 0;
+  std::optional<double> gpu_median_ms;
+  std::optional<double> gpu_over_loop_median;
+};
+
+// Per frame kind, in the order the kinds first appear in `frames`.
+std::vector<FrameSummary> summarize_runs(const std::vector<FrameRecord>& frames);
+
 // The lines before the first scene: the device, the copy ceiling (or why there is none) and the
 // byte model.
 void print_text_header(std::FILE* out, const std::string& device, OutputLayout layout,
@@ -30,6 +47,8 @@ void print_text_header(std::FILE* out, const std::string& device, OutputLayout l
 void print_text_scene(std::FILE* out, const SceneRecord& scene);
 // One row of the table, as the frame finishes.
 void print_text_frame(std::FILE* out, const FrameRecord& frame);
+// After a scene's rows, when a frame kind ran more than once: its FrameSummary lines.
+void print_text_summary(std::FILE* out, const SceneRecord& scene);
 
 // Every figure of the run as one JSON document.
 std::string json_report(const std::string& device, const BenchOptions& options,

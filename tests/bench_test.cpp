@@ -1,6 +1,7 @@
 // tprop_bench as a process: the command line, and a small validated run as a smoke test (it
 // must run, cover every scene kind and frame kind and agree with the CPU reference; no time is
 // ever asserted).
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -65,6 +66,9 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--scan-runs nope", "--scan-runs: 'nope' is not auto, always or never"},
       {"--value-writes later", "--value-writes: 'later' is not auto, staged or in-place"},
       {"--narrow-walk hop", "--narrow-walk: 'hop' is not auto, workgroup, single or jump"},
+      {"--repeat 0", "--repeat must be a number of runs from 1 to 100, not '0'"},
+      {"--repeat 101", "not '101'"},
+      {"--repeat", "--repeat needs a value"},
   };
   for (const auto& [args, message] : cases) {
     const Outcome o = run_bench(args);
@@ -281,6 +285,48 @@ TEST(Bench, TextReportNamesEveryFrameOfTheScene) {
   EXPECT_CONTAINS(o.out, "byte model");
   EXPECT_CONTAINS(o.out, "ceiling     ");
   EXPECT_CONTAINS(o.out, "GB/s: a device-local copy of 32 MiB");
+}
+
+// --repeat: every kind but the full frame runs that many times in a row, each checked against
+// the reference, and the summary's median, least and most are those of the runs listed.
+TEST(Bench, RepeatedFramesAreEachListedAndSummarizedPerKind) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const nlohmann::json doc = bench_json("--scenes forest4 --sizes 1k --repeat 3 --validate");
+  EXPECT_EQ(doc.at("repeat"), 3);
+  const nlohmann::json& scene = doc.at("scenes")[0];
+  std::map<std::string, std::vector<double>> times;
+  std::vector<std::string> order;
+  for (const auto& f : scene.at("frames")) {
+    const std::string name = f.at("frame").get<std::string>();
+    EXPECT_EQ(f.at("run").get<size_t>(), times[name].size()) << name;
+    EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>()) << name;
+    if (times[name].empty()) order.push_back(name);
+    times[name].push_back(f.at("host_update_ms").get<double>());
+  }
+  EXPECT_EQ(order, kStructuralFrames);
+  const nlohmann::json& summaries = scene.at("over_runs");
+  ASSERT_EQ(summaries.size(), kStructuralFrames.size());
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    const nlohmann::json& s = summaries[i];
+    const std::string name = s.at("frame").get<std::string>();
+    EXPECT_EQ(name, kStructuralFrames[i]);
+    std::vector<double> t = times[name];
+    ASSERT_EQ(s.at("runs").get<size_t>(), name == "full" ? 1u : 3u) << name;
+    ASSERT_EQ(t.size(), s.at("runs").get<size_t>()) << name;
+    std::sort(t.begin(), t.end());
+    const nlohmann::json& update = s.at("host_update_ms");
+    EXPECT_EQ(update.at("median").get<double>(), t[t.size() / 2]) << name;
+    EXPECT_EQ(update.at("min").get<double>(), t.front()) << name;
+    EXPECT_EQ(update.at("max").get<double>(), t.back()) << name;
+  }
+
+  const Outcome text = run_bench("--scenes forest4 --sizes 1k --repeat 2");
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_CONTAINS(text.out, "over runs");
+  EXPECT_CONTAINS(text.out, "  spawn_despawn      2 ");
+  const Outcome once = run_bench("--scenes forest4 --sizes 1k");
+  EXPECT_EQ(once.exit_code, 0) << once.err;
+  EXPECT_EQ(once.out.find("over runs"), std::string::npos) << once.out;
 }
 
 TEST(Bench, SpecsRunInsteadOfKindsWithStructuralFramesWhenDeep) {
