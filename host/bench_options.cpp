@@ -106,6 +106,20 @@ Result<uint64_t> parse_seed(const std::string& text) {
   return value;
 }
 
+// The option's value `text` (or the error of reading it) as a whole number from `least` to
+// `most`, into `field`; else `rule` and the text given.
+Status read_number(const Result<std::string>& text, uint32_t least, uint32_t most,
+                   const char* rule, uint32_t& field) {
+  if (!text) return text.error();
+  uint32_t n = 0;
+  const char* end = text->data() + text->size();
+  const auto [ptr, ec] = std::from_chars(text->data(), end, n);
+  if (text->empty() || ec != std::errc() || ptr != end || n < least || n > most)
+    return Error{std::string(rule) + ", not '" + *text + "'"};
+  field = n;
+  return ok_status();
+}
+
 // The option's value `text` (or the error of reading it) as one of `choices`, into `field`; else
 // an error naming the option and what it takes.
 template <typename T>
@@ -194,24 +208,14 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
                                 {"jump", NarrowWalk::Jump}});
       if (!st) return st.error();
     } else if (a == "--warm-gpu") {
-      auto v = value();
-      if (!v) return v.error();
-      uint32_t ms = 0;
-      const char* end = v->data() + v->size();
-      const auto [ptr, ec] = std::from_chars(v->data(), end, ms);
-      if (v->empty() || ec != std::errc() || ptr != end || ms > 10000)
-        return Error{"--warm-gpu must be a number of milliseconds from 0 to 10000, not '" + *v +
-                     "'"};
-      o.warm_gpu_ms = ms;
+      const Status st = read_number(value(), 0, 10000,
+                                    "--warm-gpu must be a number of milliseconds from 0 to 10000",
+                                    o.warm_gpu_ms);
+      if (!st) return st.error();
     } else if (a == "--repeat") {
-      auto v = value();
-      if (!v) return v.error();
-      uint32_t n = 0;
-      const char* end = v->data() + v->size();
-      const auto [ptr, ec] = std::from_chars(v->data(), end, n);
-      if (v->empty() || ec != std::errc() || ptr != end || n < 1 || n > 100)
-        return Error{"--repeat must be a number of runs from 1 to 100, not '" + *v + "'"};
-      o.repeat = n;
+      const Status st = read_number(value(), 1, 100,
+                                    "--repeat must be a number of runs from 1 to 100", o.repeat);
+      if (!st) return st.error();
     } else if (a == "--level-passes") {
       const Status st = choose(a, value(), o.propagator.level_passes,
                                {{"auto", LevelPasses::Auto},
