@@ -267,6 +267,8 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       o.specs.push_back(a);
     }
   }
+  if (o.memory && o.repeat > 1)
+    return Error{"--repeat runs frames again, and --memory runs none: give one or the other"};
   if (!o.specs.empty() && (!o.sizes.empty() || !o.scenes.empty()))
     return Error{"SPECs replace --sizes and --scenes; give one or the other"};
   if (o.sizes.empty()) o.sizes = {100'000, 1'000'000};

@@ -69,6 +69,7 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--repeat 0", "--repeat must be a number of runs from 1 to 100, not '0'"},
       {"--repeat 101", "not '101'"},
       {"--repeat", "--repeat needs a value"},
+      {"--memory --repeat 2", "--repeat runs frames again, and --memory runs none"},
   };
   for (const auto& [args, message] : cases) {
     const Outcome o = run_bench(args);
