@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "median.h"
 #include "output_layout_arg.h"
 
 namespace tprop::bench {
@@ -27,13 +28,6 @@ std::string figure(const std::optional<double>& v, const char* format) {
 
 nlohmann::json or_null(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-std::optional<double> median(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const size_t mid = v.size() / 2;
-  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
 nlohmann::json summary_json(const FrameSummary& s) {

@@ -19,6 +19,7 @@
 #include "dcl_world_dump.h"
 #include "dcl_world_gen.h"
 #include "depth_order.h"
+#include "median.h"
 #include "reference.h"
 
 namespace tprop::cli {
@@ -56,12 +57,6 @@ struct WorldReport {
   std::string output_layout;  // GPU path: "4x4" or "3x4"
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 // The frames after the first (which loads everything), or the first alone.
 std::vector<WorldFrame> steady_frames(const WorldReport& r) {
   if (r.frames.size() <= 1) return r.frames;
@@ -78,7 +73,7 @@ std::vector<double> values_of(const std::vector<WorldFrame>& frames, Field field
 
 template <class Field>
 double median_of(const std::vector<WorldFrame>& frames, Field field) {
-  return median(values_of(frames, field));
+  return median(values_of(frames, field)).value_or(0);
 }
 
 // The 90th percentile (nearest rank) of the field over the frames: what all but one frame in
