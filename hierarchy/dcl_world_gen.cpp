@@ -33,8 +33,8 @@ constexpr uint64_t kMaxView = 300;  // the city is 301 parcels across
 // One scene's stream as the generator writes it, frame after frame.
 class SceneStreamGenerator {
  public:
-  SceneStreamGenerator(DclWorldScene& out, uint64_t seed, uint32_t parcels)
-      : out_(out), rng_(seed), width_(kDclParcelSize * float(parcels)) {}
+  SceneStreamGenerator(DclWorldScene& out, uint64_t seed, uint32_t parcels, DclWorldEdits edits)
+      : out_(out), rng_(seed), width_(kDclParcelSize * float(parcels)), edits_(edits) {}
 
   void create_all(uint32_t entities) {
     std::vector<uint8_t> depth(size_t(kFirstUserEntity) + entities, 0);
@@ -59,10 +59,11 @@ class SceneStreamGenerator {
     undo_cycle();
     const size_t moves = std::max<size_t>(1, live_.size() / 100);
     for (size_t i = 0; i < moves && !live_.empty(); ++i) move(random_live());
+    if (edits_ == DclWorldEdits::Moves) return;
     const size_t churn = std::max<size_t>(1, live_.size() / 1000);
     for (size_t i = 0; i < churn && live_.size() > 1; ++i) destroy(random_live());
     for (size_t i = 0; i < churn; ++i) create_one();
-    if (frame % 4 == 1 && live_.size() >= 2) tie_cycle();
+    if (edits_ == DclWorldEdits::All && frame % 4 == 1 && live_.size() >= 2) tie_cycle();
   }
 
  private:
@@ -120,7 +121,7 @@ class SceneStreamGenerator {
 
   void move(uint16_t n) {
     EntityId parent = entities_[n].transform.parent;
-    if (rng_.unit() < 0.1) parent = random_parent_below(n);
+    if (edits_ == DclWorldEdits::All && rng_.unit() < 0.1) parent = random_parent_below(n);
     entities_[n].transform = random_transform(n, parent);
     put(n);
   }
@@ -182,6 +183,7 @@ class SceneStreamGenerator {
   DclWorldScene& out_;
   SeededRandom rng_;
   float width_;
+  DclWorldEdits edits_;
   std::vector<Entity> entities_;  // by number
   std::vector<uint16_t> live_;
   std::vector<uint16_t> freed_;   // deleted numbers, reusable at the next version
@@ -209,14 +211,28 @@ bool is_dcl_world_spec(std::string_view spec) { return spec.starts_with("gen:dcl
 Result<DclWorldStreams> generate_dcl_world(std::string_view spec, uint32_t frames,
                                            uint64_t seed) {
   const std::vector<std::string_view> f = split_spec(spec);
-  if (f.size() < 3 || f.size() > 5 || f[0] != "gen" || f[1] != "dclworld")
-    return spec_error(spec, "expected gen:dclworld:SCENES[:PARCELS][:walk=VIEW]");
+  if (f.size() < 3 || f.size() > 6 || f[0] != "gen" || f[1] != "dclworld")
+    return spec_error(spec, "expected " + std::string(kDclWorldSpecForm));
   auto scenes = parse_spec_number(spec, f[2], "SCENES", 1, DclWorld::kMaxScenes);
   if (!scenes) return scenes.error();
   uint64_t parcels = kDclWorldDefaultParcels;
   std::optional<DclWalk> walk;
+  std::optional<DclWorldEdits> edits;
   for (size_t k = 3; k < f.size(); ++k) {
-    if (f[k].starts_with("walk=")) {
+    if (f[k].starts_with("edits=")) {
+      if (edits) return spec_error(spec, "edits=KINDS is given twice");
+      const std::string_view kinds = f[k].substr(6);
+      if (kinds == "all") {
+        edits = DclWorldEdits::All;
+      } else if (kinds == "spawn") {
+        edits = DclWorldEdits::Spawns;
+      } else if (kinds == "move") {
+        edits = DclWorldEdits::Moves;
+      } else {
+        return spec_error(spec, "edits='" + std::string(kinds) +
+                                    "' is not one of all, spawn, move");
+      }
+    } else if (f[k].starts_with("walk=")) {
       if (walk) return spec_error(spec, "walk=VIEW is given twice");
       auto view = parse_spec_number(spec, f[k].substr(5), "VIEW", 0, kMaxView);
       if (!view) return view.error();
@@ -226,9 +242,8 @@ Result<DclWorldStreams> generate_dcl_world(std::string_view spec, uint32_t frame
       if (!p) return p.error();
       parcels = *p;
     } else {
-      return spec_error(spec, "'" + std::string(f[k]) +
-                                  "' is not walk=VIEW (expected gen:dclworld:SCENES[:PARCELS]"
-                                  "[:walk=VIEW])");
+      return spec_error(spec, "'" + std::string(f[k]) + "' is neither walk=VIEW nor edits=KINDS " +
+                                  "(expected " + kDclWorldSpecForm + ")");
     }
   }
   const uint64_t entities = parcels * kDclWorldEntitiesPerParcel;
@@ -258,7 +273,8 @@ Result<DclWorldStreams> generate_dcl_world(std::string_view spec, uint32_t frame
       // A seed per scene: a scene's stream does not depend on how many scenes come before it,
       // nor on when it loads (its frames count from its load, as an explorer runs a scene that
       // comes into view from its start).
-      SceneStreamGenerator gen(s, seed * 0x9E3779B97F4A7C15ull + i, uint32_t(parcels));
+      SceneStreamGenerator gen(s, seed * 0x9E3779B97F4A7C15ull + i, uint32_t(parcels),
+                               edits.value_or(DclWorldEdits::All));
       gen.create_all(uint32_t(entities));
       const uint32_t chunks = span->end.value_or(frames) - span->first;
       for (uint32_t frame = 1; frame < chunks; ++frame) gen.next_frame(frame);

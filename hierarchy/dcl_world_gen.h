@@ -14,15 +14,20 @@
 // within the stream), load and unload (frame numbers, unload > load) are optional. Without
 // "frames" the whole stream is one frame.
 //
-// gen:dclworld:SCENES[:PARCELS][:walk=VIEW] (PARCELS from 1 to 325, default 5): SCENES scenes
-// of PARCELS parcels each, placed side by side through Genesis City from parcel (-150, -150),
-// 300 parcels a row, each with PARCELS * 200 entities (the SDK's limit for its size, numbered
-// from 512). Frame 0 creates them all: a forest up to 4 levels below the scene root, positions within
-// the scene's parcels, yaw rotations, a non-uniform scale on every 8th. Every later frame
+// gen:dclworld:SCENES[:PARCELS][:walk=VIEW][:edits=KINDS] (PARCELS from 1 to 325, default 5):
+// SCENES scenes of PARCELS parcels each, placed side by side through Genesis City from parcel
+// (-150, -150), 300 parcels a row, each with PARCELS * 200 entities (the SDK's limit for its
+// size, numbered from 512). Frame 0 creates them all: a forest up to 4 levels below the scene
+// root, positions within the scene's parcels, yaw rotations, a non-uniform scale on every 8th. Every later frame
 // moves 1% of the live entities (a new Transform; one move in ten also re-parents to an entity
 // of a lower number or the root), deletes 0.1% (DELETE_ENTITY; their children then stand at the
 // scene root) and creates as many (half of them reuse a deleted number at the next version),
-// and every 4th frame ties two entities into a parenting cycle that the next frame undoes.
+// and every 4th frame ties two entities into a parenting cycle that the next frame undoes
+// (edits=all, the default). edits=spawn leaves out the re-parents and the cycles (every move
+// keeps its entity's parent): issue 10's frame, 1% of the Transforms changed and 0.1% of the
+// entities deleted and created; edits=move leaves out the deletions and creations too. The
+// kinds' costs can then be told apart (a world frame's host time is mostly its structural
+// edits).
 // With walk=VIEW (0 to 300 parcels) a player walks east from parcel (-150, -150) one parcel a
 // frame (dcl_world_walk.h): a scene loads in the frame it comes within VIEW parcels of the
 // player and unloads in the frame it falls out of view, its stream starting anew from its
@@ -63,6 +68,15 @@ struct DclWorldStreams {
 };
 
 inline constexpr uint32_t kDclWorldDefaultParcels = 5;
+inline constexpr const char* kDclWorldSpecForm =
+    "gen:dclworld:SCENES[:PARCELS][:walk=VIEW][:edits=all|spawn|move]";
+
+// Which edits a generated world's frames after the first make (see above).
+enum class DclWorldEdits : uint8_t {
+  All,     // moves (one in ten re-parenting), deletions and creations, cycles
+  Spawns,  // moves that keep their parents, deletions and creations
+  Moves,   // moves that keep their parents
+};
 inline constexpr uint32_t kDclWorldEntitiesPerParcel = 200;
 
 bool is_dcl_world_spec(std::string_view spec);

@@ -66,10 +66,13 @@ const char* run_usage() {
          "                      spec: gen:chain:N, gen:flat:N, gen:forest:N[:B],\n"
          "                      gen:dcl:SCENES:ENTITIES, or - for standard input; or a\n"
          "                      Decentraland WORLD: a folder with world.json, or\n"
-         "                      gen:dclworld:SCENES[:PARCELS][:walk=VIEW] (README.md); with\n"
-         "                      walk=VIEW a player walks east from parcel -150,-150 one parcel\n"
-         "                      a frame, and scenes load when they come within VIEW parcels\n"
-         "                      of the player and unload when they fall behind\n"
+         "                      gen:dclworld:SCENES[:PARCELS][:walk=VIEW][:edits=KINDS]\n"
+         "                      (README.md); with walk=VIEW a player walks east from parcel\n"
+         "                      -150,-150 one parcel a frame, and scenes load when they come\n"
+         "                      within VIEW parcels of the player and unload when they fall\n"
+         "                      behind; edits=all (default: moves, re-parents, deletions,\n"
+         "                      creations, cycles), spawn (moves keeping their parents,\n"
+         "                      deletions, creations) or move (moves alone)\n"
          "  --frames N          replay a WORLD for N frames (default: as many as its streams\n"
          "                      fill; a generated world: 1) and report each frame's times\n"
          "  --save-world DIR    write the WORLD's streams and world.json into DIR\n"
@@ -116,7 +119,7 @@ int run_command(const std::vector<std::string>& args) {
   if (is_world_input(options.scene)) return run_world(options, options.scene);
   if (options.frames || !options.save_world.empty()) {
     const Error e{"--frames and --save-world replay a world (a folder with world.json, or "
-                  "gen:dclworld:SCENES[:PARCELS][:walk=VIEW]), not '" +
+                  "gen:dclworld:SCENES[:PARCELS][:walk=VIEW][:edits=KINDS]), not '" +
                   (options.scene.empty() ? default_scene() : options.scene) + "'"};
     return *usage_or_help("run", &e, false, run_usage());
   }

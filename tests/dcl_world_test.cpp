@@ -329,6 +329,14 @@ TEST(DclWorld, GeneratedWorldMatchesSingleScenesFrameByFrame) {
   replay_and_compare(*streams, 10);
 }
 
+// Issue 10's frame (moves keeping their parents, deletions and creations): no cycle, no
+// re-parent but those of the children of deleted entities.
+TEST(DclWorld, GeneratedWorldOfSpawnsMatchesSingleScenesFrameByFrame) {
+  Result<DclWorldStreams> streams = generate_dcl_world("gen:dclworld:4:1:edits=spawn", 10, 3);
+  ASSERT_TRUE(streams);
+  replay_and_compare(*streams, 10);
+}
+
 TEST(DclWorld, ScenesLoadedAndUnloadedMidStreamMatchSingleScenes) {
   Result<DclWorldStreams> streams = generate_dcl_world("gen:dclworld:5:1", 8, 11);
   ASSERT_TRUE(streams);
