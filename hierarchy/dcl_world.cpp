@@ -69,6 +69,11 @@ struct DclWorld::Staged {
   SceneData* scene = nullptr;
   size_t chunk = 0;  // the index of its chunk's status
   CrdtMessage message;
+  // request_store()'s guess of what applying the message will do to the store's child lists,
+  // for request_links(): unlink the entity (a deletion or a re-parent), and link it below the
+  // entity of number `named` (a creation or a re-parent).
+  bool unlinks = false;
+  uint16_t links_below = 0;  // the named parent's number; 0: none
 };
 
 DclWorld::DclWorld() = default;
@@ -262,15 +267,17 @@ CrdtApplyResult DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
 // each scene only a dozen messages or so. So the messages of every chunk of a feed go through
 // one pipeline, scene after scene: when a message is read, its CRDT and number records are
 // requested; kStoreAhead messages later, its number's record has arrived and names the store
-// records to request (request_store); kApplyAhead messages later it is applied. The misses of
-// about kApplyAhead messages, of several scenes, overlap. Messages are applied in the order
-// they were read, every message of a feed before it returns, so the outcome is the same as one
-// at a time.
+// records to request (request_store); kLinksAhead messages later, those records name the
+// neighbours in the child lists that a deletion, creation or re-parent rewrites
+// (request_links); kApplyAhead messages later it is applied. The misses of about kApplyAhead
+// messages, of several scenes, overlap. Messages are applied in the order they were read, every
+// message of a feed before it returns, so the outcome is the same as one at a time.
 constexpr size_t kStoreAhead = 4;
+constexpr size_t kLinksAhead = 6;
 constexpr size_t kApplyAhead = 8;
 constexpr size_t kPipeline = 16;  // a power of two above kApplyAhead
-static_assert(kStoreAhead < kApplyAhead && kApplyAhead < kPipeline &&
-              (kPipeline & (kPipeline - 1)) == 0);
+static_assert(kStoreAhead < kLinksAhead && kLinksAhead < kApplyAhead &&
+              kApplyAhead < kPipeline && (kPipeline & (kPipeline - 1)) == 0);
 
 void DclWorld::stage(SceneData& sc, size_t chunk, const CrdtMessage& m) {
   Staged& staged = pipeline_[read_ % kPipeline];
@@ -283,6 +290,7 @@ void DclWorld::stage(SceneData& sc, size_t chunk, const CrdtMessage& m) {
   const uint16_t n = dcl_entity_number(m.entity);
   if (n < sc.numbers.size()) prefetch_line(&sc.numbers[n]);
   if (read_ - requested_ > kStoreAhead) request_store(pipeline_[requested_++ % kPipeline]);
+  if (read_ - linked_ > kLinksAhead) request_links(pipeline_[linked_++ % kPipeline]);
   if (read_ - applied_ > kApplyAhead) apply_staged();
 }
 
@@ -295,6 +303,7 @@ void DclWorld::apply_staged() noexcept {
 
 void DclWorld::drain() {
   while (requested_ < read_) request_store(pipeline_[requested_++ % kPipeline]);
+  while (linked_ < read_) request_links(pipeline_[linked_++ % kPipeline]);
   while (applied_ < read_) apply_staged();
 }
 
@@ -304,10 +313,12 @@ void DclWorld::drain() {
 // siblings, children) and, for a destruction, its id-map entry; for a re-parent, the records of
 // both parents' numbers, whose slots the new links name. The messages read before it may not
 // have been applied yet: a wrong guess costs a few wasted requests, never a wrong result.
-void DclWorld::request_store(const Staged& staged) {
+void DclWorld::request_store(Staged& staged) {
   const SceneData& sc = *staged.scene;
   const CrdtMessage& m = staged.message;
   const uint16_t n = dcl_entity_number(m.entity);
+  staged.unlinks = false;
+  staged.links_below = 0;
   if (n == 0) return;
   const bool dies =
       m.type == CrdtMessageType::DeleteEntity || m.type == CrdtMessageType::DeleteEntityNetwork;
@@ -325,7 +336,10 @@ void DclWorld::request_store(const Staged& staged) {
     // it goes (place(), note_waiting()).
     if (!dies) {
       store_.prefetch_id(sc.id(n));
-      if (transform) request_parent(named);
+      if (transform) {
+        request_parent(named);
+        staged.links_below = dcl_entity_number(named);
+      }
     }
     return;
   }
@@ -334,11 +348,30 @@ void DclWorld::request_store(const Staged& staged) {
   if (dies) {
     store_.prefetch_links(r.slot);
     store_.prefetch_id(sc.id(n));
+    staged.unlinks = true;
   } else if (transform && named != r.parent) {
     store_.prefetch_links(r.slot);
     request_parent(named);
     request_parent(r.parent);
+    staged.unlinks = true;
+    staged.links_below = dcl_entity_number(named);
   }
+}
+
+// The child-list entries that applying a deletion, creation or re-parent rewrites, requested
+// once the lines request_store() asked for have arrived: the entity's siblings and parent
+// (unlinking it), and the new parent's own entry, whose list it joins. A guess, as there.
+void DclWorld::request_links(const Staged& staged) {
+  if (!staged.unlinks && staged.links_below == 0) return;  // most messages: a move
+  const SceneData& sc = *staged.scene;
+  if (staged.unlinks) {
+    const uint16_t n = dcl_entity_number(staged.message.entity);
+    if (n < sc.numbers.size() && (sc.numbers[n].flags & kHeld))
+      store_.prefetch_link_neighbours(sc.numbers[n].slot);
+  }
+  const uint16_t p = staged.links_below;
+  if (p != 0 && p < sc.numbers.size() && (sc.numbers[p].flags & kHeld))
+    store_.prefetch_links(sc.numbers[p].slot);
 }
 
 Status DclWorld::feed(SceneId s, std::span<const uint8_t> bytes) {

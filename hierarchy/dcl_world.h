@@ -133,7 +133,8 @@ class DclWorld {
   bool apply_unless_failed(SceneData& sc, const CrdtMessage& m,
                            CrdtApplyResult* result = nullptr) noexcept;
   void stage(SceneData& sc, size_t chunk, const CrdtMessage& m);
-  void request_store(const Staged& staged);
+  void request_store(Staged& staged);
+  void request_links(const Staged& staged);
   void apply_staged() noexcept;
   void drain();
   void sync(SceneData& sc, EntityId e);
@@ -156,6 +157,7 @@ class DclWorld {
   std::vector<Staged> pipeline_;
   uint64_t read_ = 0;
   uint64_t requested_ = 0;  // request_store() done for the messages before
+  uint64_t linked_ = 0;     // request_links() done for the messages before
   uint64_t applied_ = 0;
   std::vector<Status>* statuses_ = nullptr;  // the feed's, by chunk
 };

@@ -153,6 +153,15 @@ class EntityStore {
   // The same for what re-parenting or destroying the entity at the slot reads first: its links
   // to its parent, siblings and children (one line).
   void prefetch_links(uint32_t slot) const { prefetch_line(&links_[slot]); }
+  // The same for the links that unlinking the entity at the slot from its parent's child list
+  // rewrites: its siblings' and its parent's. Reads the slot's own links: ask for them first
+  // (prefetch_links), a few steps ahead.
+  void prefetch_link_neighbours(uint32_t slot) const {
+    if (slot >= links_.size()) return;
+    const Links& l = links_[slot];
+    for (const uint32_t s : {l.prev_sibling, l.next_sibling, l.parent_slot})
+      if (s < links_.size()) prefetch_line(&links_[s]);
+  }
   // The same for the id map's entry of `id` (what creating or destroying it looks up).
   void prefetch_id(EntityId id) const { id_to_slot_.prefetch(id); }
   // Whether a Static entity's LocalToWorld has been computed in an earlier frame, so that every
