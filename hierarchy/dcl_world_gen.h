@@ -18,10 +18,11 @@
 // SCENES scenes of PARCELS parcels each, placed side by side through Genesis City from parcel
 // (-150, -150), 300 parcels a row, each with PARCELS * 200 entities (the SDK's limit for its
 // size, numbered from 512). Frame 0 creates them all: a forest up to 4 levels below the scene
-// root, positions within the scene's parcels, yaw rotations, a non-uniform scale on every 8th. Every later frame
-// moves 1% of the live entities (a new Transform; one move in ten also re-parents to an entity
-// of a lower number or the root), deletes 0.1% (DELETE_ENTITY; their children then stand at the
-// scene root) and creates as many (half of them reuse a deleted number at the next version),
+// root, positions within the scene's parcels, yaw rotations, a non-uniform scale on every 8th.
+// Every later frame moves 1% of the live entities (a new Transform; one move in ten also
+// re-parents to an entity of a lower number or the root), deletes 0.1% (DELETE_ENTITY; their
+// children then stand at the scene root) and creates as many (half of them reuse a deleted
+// number at the next version),
 // and every 4th frame ties two entities into a parenting cycle that the next frame undoes
 // (edits=all, the default). edits=spawn leaves out the re-parents and the cycles (every move
 // keeps its entity's parent): issue 10's frame, 1% of the Transforms changed and 0.1% of the
