@@ -70,10 +70,10 @@ struct DclWorld::Staged {
   size_t chunk = 0;  // the index of its chunk's status
   CrdtMessage message;
   // request_store()'s guess of what applying the message will do to the store's child lists,
-  // for request_links(): unlink the entity at `unlinks` (a deletion or a re-parent), and link
-  // it below the entity of number `links_below` (a creation or a re-parent).
-  uint32_t unlinks = EntityStore::kNoSlot;  // the held entity's slot; kNoSlot: none
-  uint16_t links_below = 0;                 // the named parent's number; 0: none
+  // for request_links(): unlink the entity (a deletion or a re-parent), and link it below the
+  // entity of number `named` (a creation or a re-parent).
+  bool unlinks = false;
+  uint16_t links_below = 0;  // the named parent's number; 0: none
 };
 
 DclWorld::DclWorld() = default;
@@ -317,7 +317,7 @@ void DclWorld::request_store(Staged& staged) {
   const SceneData& sc = *staged.scene;
   const CrdtMessage& m = staged.message;
   const uint16_t n = dcl_entity_number(m.entity);
-  staged.unlinks = EntityStore::kNoSlot;
+  staged.unlinks = false;
   staged.links_below = 0;
   if (n == 0) return;
   const bool dies =
@@ -348,12 +348,12 @@ void DclWorld::request_store(Staged& staged) {
   if (dies) {
     store_.prefetch_links(r.slot);
     store_.prefetch_id(sc.id(n));
-    staged.unlinks = r.slot;
+    staged.unlinks = true;
   } else if (transform && named != r.parent) {
     store_.prefetch_links(r.slot);
     request_parent(named);
     request_parent(r.parent);
-    staged.unlinks = r.slot;
+    staged.unlinks = true;
     staged.links_below = dcl_entity_number(named);
   }
 }
@@ -363,11 +363,15 @@ void DclWorld::request_store(Staged& staged) {
 // (unlinking it), and the new parent's own entry, whose list it joins. A guess, as there. (Not
 // the scene root's, where half of a world's creations go: asking for it measured no better.)
 void DclWorld::request_links(const Staged& staged) {
-  if (staged.unlinks != EntityStore::kNoSlot) store_.prefetch_link_neighbours(staged.unlinks);
-  const uint16_t p = staged.links_below;
-  if (p == 0) return;  // most messages: a move
+  if (!staged.unlinks && staged.links_below == 0) return;  // most messages: a move
   const SceneData& sc = *staged.scene;
-  if (p < sc.numbers.size() && (sc.numbers[p].flags & kHeld))
+  if (staged.unlinks) {
+    const uint16_t n = dcl_entity_number(staged.message.entity);
+    if (n < sc.numbers.size() && (sc.numbers[n].flags & kHeld))
+      store_.prefetch_link_neighbours(sc.numbers[n].slot);
+  }
+  const uint16_t p = staged.links_below;
+  if (p != 0 && p < sc.numbers.size() && (sc.numbers[p].flags & kHeld))
     store_.prefetch_links(sc.numbers[p].slot);
 }
 
