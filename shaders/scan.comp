@@ -7,13 +7,14 @@
 // three dispatches whatever the depth, each entity read twice and written once, O(entities)
 // work (pointer jumping, jump.comp, moves its scratch log2(levels) times):
 //  - TPROP_SCAN_REDUCE: each workgroup composes one tile (T consecutive levels of P consecutive
-//    positions, scene_layout.h scan_positions) and writes the product of each of its positions
-//    (that position's aggregate for the tile) to the scratch;
+//    positions, scene_layout.h scan_positions), each invocation kScanLevelsPerInvocation
+//    consecutive levels of one position multiplied in its registers, and writes the product of
+//    each of its positions (that position's aggregate for the tile) to the scratch;
 //  - TPROP_SCAN_CARRY: one workgroup per position scans its tiles' aggregates into each tile's
 //    exclusive prefix (the product of everything above the tile in the run);
 //  - TPROP_SCAN_WRITE: each workgroup composes its tile again (cheaper in bytes than keeping the
-//    local matrices), scans it in shared memory, multiplies the tile's prefix in front and writes
-//    LocalToWorld.
+//    local matrices), scans the invocations' products in shared memory, multiplies the tile's
+//    prefix and the invocation's own prefix in front of each level's and writes LocalToWorld.
 // An element is (matrix, final, dirty). A final element's matrix does not depend on what is above
 // it: the run's first level (its parent, before the run, is final already: its LocalToWorld
 // multiplies the own matrix here; a root's is the identity) and any entity whose own matrix is
@@ -28,8 +29,8 @@
 // tiles], each a mat4 as 4 columns (64 bytes), then their flag words (final, dirty), the same
 // order; position p's tile i at p * tiles + i. Workgroup g (flattened over a 2D grid) of the
 // reduce and write passes takes positions [P * (g / tiles), + P) of tile g % tiles, invocation t
-// level t / P of the tile at position t % P: neighbouring invocations read neighbouring list
-// entries when the run is wide.
+// levels [L * (t / P), + L) of the tile at position t % P (L = kScanLevelsPerInvocation):
+// neighbouring invocations read neighbouring list entries when the run is wide.
 #extension GL_GOOGLE_include_directive : require
 #include "scene_access.glsl"
 #include "local_matrix.glsl"
@@ -44,7 +45,7 @@ uint frame_number() { return pc.frame & ~kTopBit; }
 bool skipping() { return (pc.frame & kTopBit) != 0u; }
 // P, T and the tiles a position's levels take, as the host counts them (scene_layout.h).
 uint positions() { return min(1u << findMSB(pc.aux), kScanPositionsMax); }
-uint tile_levels() { return kScanGroupSize / positions(); }
+uint tile_levels() { return kScanLevelsPerInvocation * kScanGroupSize / positions(); }
 uint tiles() { return (pc.count + tile_levels() - 1u) / tile_levels(); }
 
 struct Element {
@@ -161,23 +162,36 @@ void main() {
     prefix = combine(prefix, load_element(0u, base + i));
   }
 #else
+  const uint kL = kScanLevelsPerInvocation;
   uint n = tiles(), width = positions();
   if (group >= (pc.aux + width - 1u) / width * n) return;  // the 2D grid's last row
   uint tile = group % n;
   uint p = group / n * width + t % width;
-  uint j = tile * tile_levels() + t / width;
-  uint slot, f;
-  Element e = run_element(j, p, slot, f);
-  Element inclusive = scan_workgroup(e, width);
+  uint j0 = tile * tile_levels() + kL * (t / width);
+#if defined(TPROP_SCAN_WRITE)
+  // The tile's prefix (the carry pass's), asked for before the loads below are waited on.
+  Element above_tile = p < pc.aux ? load_element(1u, p * n + tile) : kIdentity;
+#endif
+  // The invocation's levels, each then the product of the invocation's levels down to it.
+  Element own[kL];
+  uint slots[kL], fs[kL];
+  for (uint i = 0u; i < kL; ++i) own[i] = run_element(j0 + i, p, slots[i], fs[i]);
+  for (uint i = 1u; i < kL; ++i) own[i] = combine(own[i - 1u], own[i]);
+  Element inclusive = scan_workgroup(own[kL - 1u], width);
   if (p >= pc.aux) return;
 #if defined(TPROP_SCAN_REDUCE)
-  if (t / width == tile_levels() - 1u) store_element(0u, p * n + tile, inclusive);
+  if (t / width == kScanGroupSize / width - 1u) store_element(0u, p * n + tile, inclusive);
 #else
-  Element world = combine(load_element(1u, p * n + tile), inclusive);
-  if (j >= pc.count || (world.flags & kDirty) == 0u) return;  // clean: its LocalToWorld stands
-  store_world(slot, world.m);
-  if (skipping()) DIRTY(slot) = frame_number();
-  if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = world.m;
+  // scan_workgroup left every invocation's inclusive product in shared memory: the one `width`
+  // invocations before is this invocation's exclusive prefix within the tile.
+  Element above = t >= width ? combine(above_tile, shared_element(t - width)) : above_tile;
+  for (uint i = 0u; i < kL; ++i) {
+    Element world = combine(above, own[i]);
+    if (j0 + i >= pc.count || (world.flags & kDirty) == 0u) continue;  // clean: it stands
+    store_world(slots[i], world.m);
+    if (skipping()) DIRTY(slots[i]) = frame_number();
+    if (kStatic && (fs[i] & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slots[i])) = world.m;
+  }
 #endif
 #endif
 }

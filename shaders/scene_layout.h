@@ -56,15 +56,22 @@ using mat4 = glm::mat4;
 TPROP_CONST kScatterGroupSize = TPROP_SCATTER_GROUP_SIZE;
 TPROP_CONST kWideGroupSize = TPROP_WIDE_GROUP_SIZE;
 TPROP_CONST kNarrowGroupSize = TPROP_NARROW_GROUP_SIZE;
-// A scan's tile (scan.comp), one workgroup of kScanGroupSize elements of 68 bytes of shared
+// A scan's tile (scan.comp), one workgroup of kScanGroupSize invocations with 68 bytes of shared
 // memory each (17 KiB; the host checks the device's limit): P consecutive positions of a run k
-// wide, P the largest power of two at most min(k, kScanPositionsMax), times T = kScanGroupSize /
-// P consecutive levels. Wide runs so read neighbouring list entries side by side, and a short
-// run of many positions (64 levels of 4,096) keeps its invocations busy; a chain takes 256
-// levels a tile. scan.comp computes P the same way (positions()).
+// wide, P the largest power of two at most min(k, kScanPositionsMax), times T =
+// kScanLevelsPerInvocation * kScanGroupSize / P consecutive levels, each invocation
+// kScanLevelsPerInvocation consecutive levels of one position. Wide runs so read neighbouring
+// list entries side by side, and a short run of many positions (64 levels of 4,096) keeps its
+// invocations busy; a chain takes 1,024 levels a tile. scan.comp computes P the same way
+// (positions()).
 TPROP_CONST kScanGroupSize = TPROP_SCAN_GROUP_SIZE;
 TPROP_CONST kScanSharedBytes = TPROP_SCAN_GROUP_SIZE * 68u;
 TPROP_CONST kScanPositionsMax = 32u;
+// Levels an invocation of the scan composes and multiplies in its registers before the
+// workgroup's scan (in shared memory, log2 rounds with two barriers each) combines the
+// invocations': that scan, and the carry pass's serial walk over the tiles, cost per tile, so
+// four levels an invocation cut both by four.
+TPROP_CONST kScanLevelsPerInvocation = 4u;
 // One narrow workgroup is one SIMD row of llvmpipe (8 lanes of 256 bits): measured on lavapipe, a
 // 100,000-deep chain propagates in 0.12 s with 8 invocations against 0.84 s with 64, since every
 // level costs a barrier among all of them. Each invocation takes up to 8 entities of a level.
@@ -233,7 +240,9 @@ static_assert(sizeof(mat4) == 64 && sizeof(vec4) == 16);
 inline constexpr uint scan_positions(uint k) {
   return std::bit_floor(k) < kScanPositionsMax ? std::bit_floor(k) : kScanPositionsMax;
 }
-inline constexpr uint scan_tile_levels(uint k) { return kScanGroupSize / scan_positions(k); }
+inline constexpr uint scan_tile_levels(uint k) {
+  return kScanLevelsPerInvocation * kScanGroupSize / scan_positions(k);
+}
 inline constexpr uint scan_tiles(uint k, uint levels) {
   return (levels + scan_tile_levels(k) - 1) / scan_tile_levels(k);
 }
@@ -241,7 +250,8 @@ inline constexpr uint scan_tiles(uint k, uint levels) {
 inline constexpr uint scan_tile_groups(uint k, uint levels) {
   return (k + scan_positions(k) - 1) / scan_positions(k) * scan_tiles(k, levels);
 }
-static_assert(scan_positions(1) == 1 && scan_tile_levels(1) == kScanGroupSize);
+static_assert(scan_positions(1) == 1 &&
+              scan_tile_levels(1) == kScanLevelsPerInvocation * kScanGroupSize);
 static_assert(scan_positions(6) == 4 && scan_positions(150) == kScanPositionsMax);
 // A shift up to 31 (pieces of up to 2^31 elements) fits the tag.
 static_assert(kPieceShiftMask >= 31u && kPieceTableAlign % sizeof(uint64) == 0);

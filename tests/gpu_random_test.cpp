@@ -92,8 +92,8 @@ TEST_F(GpuRandom, AHundredThousandDeepChainIsPropagatedToTheLastLevel) {
                             ScanRuns::Never},
                        Walk{"pointer jumping", NarrowWalk::Jump, ScanRuns::Never},
                        Walk{"scan", NarrowWalk::Jump, ScanRuns::Always},
-                       Walk{"scan in pieces of 64 tiles", NarrowWalk::SingleInvocation,
-                            ScanRuns::Always, 64}}) {
+                       Walk{"scan in pieces of 16 tiles", NarrowWalk::SingleInvocation,
+                            ScanRuns::Always, 16}}) {
     SCOPED_TRACE(w.what);
     store.set_translation(0, float3(1, 0, 0));
     Propagator gpu = make_propagator(ctx(), {.narrow_walk = w.walk,
@@ -104,7 +104,8 @@ TEST_F(GpuRandom, AHundredThousandDeepChainIsPropagatedToTheLastLevel) {
     EXPECT_LE(gpu.last_frame().dispatches, 1 + (n + gpu::kNarrowLevelsPerDispatch - 1) /
                                                    gpu::kNarrowLevelsPerDispatch);
     if (w.scan == ScanRuns::Always) {
-      // Pieces of 64 tiles of 256 levels: 7, each starting from the last one's LocalToWorld.
+      // Pieces of 16 tiles of 1,024 levels: 7, each starting from the last one's LocalToWorld.
+      static_assert(gpu::scan_tile_levels(1) == 1024);
       const uint32_t pieces = w.scan_tiles_max ? 7u : 1u;
       EXPECT_EQ(gpu.last_frame().scan_runs, pieces);
       EXPECT_EQ(gpu.last_frame().dispatches, 3u * pieces);
@@ -317,9 +318,11 @@ TEST_F(GpuRandom, DeepRunsOfAlignedLevelsAreScannedInThreeDispatchesAndMatchTheR
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
     EXPECT_TRUE(gpu.last_frame().pass_features & gpu::kFeatureProjective);
     if (c.options.scan_tiles_max) {
-      // The chain above the bundle in 1 piece (99 levels), the chain beside it in 6 pieces of
-      // up to 512 levels, the bundle (32 positions a tile, 8 levels) in 19.
-      EXPECT_EQ(gpu.last_frame().scan_runs, 1u + 6u + 19u);
+      // The chain above the bundle in 1 piece (99 levels), the chain beside it (2,900 levels)
+      // in 2 pieces of up to 2,048 levels, the bundle (300 levels; 32 positions a tile, 32
+      // levels) in 5 of up to 64 levels.
+      static_assert(gpu::scan_tile_levels(1) == 1024 && gpu::scan_tile_levels(width) == 32);
+      EXPECT_EQ(gpu.last_frame().scan_runs, 1u + 2u + 5u);
     } else {
       // The chain above the bundle, the chain beside it, the bundle.
       EXPECT_EQ(gpu.last_frame().scan_runs, 3u);
