@@ -180,7 +180,8 @@ uint32_t ComputePipelines::relevant_features(Pass pass, uint32_t features) {
     case Pass::Bundle:
       return features & (kFeatureAll | kFeatureAffineOutput);
     case Pass::Fused:
-      return features & (kFeatureAll | kFeatureAffineOutput | kFeaturePollEach);
+      return features & (kFeatureAll | kFeatureAffineOutput | kFeaturePollEach | kFeatureFlow |
+                         kFeatureFlowMark);
     // Each entity's own matrix and, at the run's top, its parent's LocalToWorld (the output's
     // layout); skipping comes from the frame number's top bit, not kFeatureSkip.
     case Pass::JumpInit:

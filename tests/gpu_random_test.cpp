@@ -447,6 +447,91 @@ TEST_F(GpuRandom, FusedLevelsEvaluateAForestInOneDispatchAndMatchTheReference) {
   }
 }
 
+// LevelPasses::Flow: every run of levels between walks, jumps and scans in one dispatch (after
+// the one that stamps its entities pending), each entity waiting only for its own parent. A
+// forest of every component mix with a 300-deep chain under one of its entities (scanned, or
+// walked: the flow step after it finds its parents outside the step, never stamped), in frames
+// of values, re-parents, despawns and spawns, whole-order and work-list frames, lazy levels left
+// uncompacted, by device address, and on rows of 7 workgroups: it must match the reference.
+TEST_F(GpuRandom, FlowLevelsEvaluateEachEntityAfterItsParentAndMatchTheReference) {
+  struct Case {
+    const char* what;
+    PropagatorOptions options;
+  };
+  const Case cases[] = {
+      {"whole order", {.work_list_max = 0, .level_passes = LevelPasses::Flow}},
+      {"work lists", {.work_list_max = UINT32_MAX, .level_passes = LevelPasses::Flow}},
+      {"never compacted",
+       {.work_list_max = 0, .compact_per_frame = 0, .level_passes = LevelPasses::Flow}},
+      {"beside scans",
+       {.work_list_max = 0, .narrow_walk = NarrowWalk::Jump, .level_passes = LevelPasses::Flow,
+        .scan_runs = ScanRuns::Always}},
+      {"device addresses", {.prefer_descriptors = false, .level_passes = LevelPasses::Flow}},
+      {"rows of 7 workgroups",
+       {.work_list_max = 0, .level_passes = LevelPasses::Flow, .max_groups_per_dimension = 7}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    EntityStore store;
+    ValueSource v(15);
+    // Breadth first, 2 to 6 children each: about 9 levels, the widest some thousand entities;
+    // then a chain of 300 under entity 7 and 50 children under its last link.
+    const uint32_t n = 12000, chain = 300;
+    store.create(0);
+    for (uint32_t i = 1; i < n; ++i) {
+      store.create(i);
+      add_features(store, i, random_features(v), v);
+      store.set_parent(i, (i - 1) / (2 + v.below(5)));
+    }
+    for (uint32_t i = n; i < n + chain; ++i) {
+      store.create(i);
+      add_features(store, i, random_features(v), v);
+      store.set_parent(i, i == n ? 7 : i - 1);
+    }
+    for (uint32_t i = n + chain; i < n + chain + 50; ++i) {
+      store.create(i);
+      add_features(store, i, random_features(v), v);
+      store.set_parent(i, n + chain - 1);
+    }
+    const uint32_t total = n + chain + 50;
+    Propagator gpu = make_propagator(ctx(), c.options);
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+    const FrameStats first = gpu.last_frame();
+    EXPECT_GE(first.levels, chain);
+    // The forest's levels (with the chain's first links beside them) in one step, the mark and
+    // the flow; the chain alone scanned or walked (lavapipe's default: the subgroup chain pass),
+    // then its children's level in a dispatch of its own.
+    EXPECT_GT(first.fused_levels, 5u);
+    EXPECT_LT(first.fused_levels, first.levels - 64);
+    if (c.options.scan_runs == ScanRuns::Always) {
+      EXPECT_EQ(first.scan_runs, 1u);
+      EXPECT_EQ(first.dispatches, 2u + 3u + 1u);
+    } else {
+      EXPECT_EQ(first.chain_steps, 1u);
+      EXPECT_EQ(first.dispatches, 2u + 1u + 1u);
+    }
+    uint32_t flow_frames = 0;
+    EntityId next = total;
+    for (int frame = 0; frame < 8; ++frame) {
+      for (uint32_t k = 0; k < 300; ++k) store.set_translation(v.below(total), v.vec(5));
+      if (frame % 2) {
+        for (uint32_t k = 0; k < 30; ++k) store.set_parent(1 + v.below(n - 1), v.below(n));
+        for (uint32_t k = 0; k < 20; ++k) store.destroy(1 + v.below(n - 1));
+        for (uint32_t k = 0; k < 20; ++k, ++next) {
+          store.create(next);
+          add_features(store, next, random_features(v), v);
+          store.set_parent(next, v.below(n));
+        }
+      }
+      const std::string what = "frame " + std::to_string(frame);
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+      flow_frames += gpu.last_frame().fused_levels >= 2;
+    }
+    EXPECT_GE(flow_frames, 6u);
+  }
+}
+
 // The device-address passes (what scenes beyond one binding per array use), and the descriptor
 // passes without texel reads (TexelReads::Never), on a random scene with frames and on a deep
 // chain, against the reference; the default passes (on lavapipe descriptors with texel reads,
