@@ -46,9 +46,8 @@ const char* const kUsage =
     "  --narrow-walk W how runs of narrow levels are evaluated: auto (default), workgroup,\n"
     "                  single (one invocation) or jump (pointer jumping; PropagatorOptions)\n"
     "  --level-passes P  the levels neither walked nor jumped: auto (default: separate),\n"
-    "                  separate (a dispatch each), fused (one dispatch, chunks taken in level\n"
-    "                  order) or flow (fused, each entity waiting for its own parent only;\n"
-    "                  PropagatorOptions::level_passes)\n"
+    "                  separate (a dispatch each) or fused (one dispatch, chunks taken in level\n"
+    "                  order; PropagatorOptions::level_passes)\n"
     "  --scan-runs S   deep runs of aligned levels (chains, parallel chains): auto (default:\n"
     "                  where runs are jumped), always (scanned wherever the device allows) or\n"
     "                  never (PropagatorOptions::scan_runs)\n"
@@ -221,8 +220,7 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       const Status st = choose(a, value(), o.propagator.level_passes,
                                {{"auto", LevelPasses::Auto},
                                 {"separate", LevelPasses::Separate},
-                                {"fused", LevelPasses::Fused},
-                                {"flow", LevelPasses::Flow}});
+                                {"fused", LevelPasses::Fused}});
       if (!st) return st.error();
     } else if (a == "--scan-runs") {
       const Status st = choose(a, value(), o.propagator.scan_runs,

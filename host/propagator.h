@@ -145,7 +145,7 @@ struct FrameStats {
                                       // rules they were built with (shaders/pass_features.h)
   uint32_t chain_steps = 0;           // chains of one-entity levels walked by one subgroup
   uint32_t bundle_steps = 0;          // bundles of parallel chains, an invocation per chain
-  uint32_t fused_levels = 0;          // levels evaluated by fused steps (LevelPasses::Fused, Flow)
+  uint32_t fused_levels = 0;          // levels evaluated by fused steps (LevelPasses::Fused)
   uint32_t pipelines_created = 0;     // pass variants update() made (a driver's compile each:
                                       // milliseconds on some; a full frame makes those that
                                       // later frames of the scene reach for)
@@ -243,14 +243,6 @@ enum class LevelPasses : uint8_t {
   // order, so a chunk only waits for chunks that running workgroups hold: it cannot wait for one
   // that never starts. (The H200's figures above fused every level, the widest included.)
   Fused,
-  // One dispatch for every run of consecutive levels between the walks, jumps and scans,
-  // whatever their width, after one that stamps their entities pending: chunks taken in level
-  // order as Fused's, but each entity waits only for its own parent's stamp, so a level starts
-  // while the level above still ends (a level boundary costs no drain of the GPU) and the waits
-  // spread over the parents instead of queueing at one counter. 4 more bytes a slot of device
-  // memory (the stamps), and 8 more moved an entity; where the stamps do not fit one buffer,
-  // Separate.
-  Flow,
 };
 
 // Whether the evaluate passes read through uniform texel buffers (PropagatorOptions::texel_reads).
@@ -325,7 +317,7 @@ struct PropagatorOptions {
   // entity, is one buffer); a longer run goes in consecutive pieces. 0: as many as one buffer
   // (max_buffer_bytes) allows. Tests set it low to run pieces on small scenes.
   uint32_t jump_run_max_entities = 0;
-  // A scan takes at most this many tiles of a run's levels at once (a tile: 1,024 levels of a
+  // A scan takes at most this many tiles of a run's levels at once (a tile: 256 levels of a
   // chain, fewer of a wider run; scene_layout.h); a longer run goes in consecutive pieces, as
   // when its scratch (136 bytes a tile and position) would pass max_buffer_bytes. 0: as many as
   // one buffer allows. Tests set it low to run pieces on small scenes.

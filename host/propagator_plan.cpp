@@ -340,16 +340,6 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
     jump_bytes = size;
     ++buffers_generation;
   }
-  if (const VkDeviceSize stamp_bytes = VkDeviceSize(slot_capacity) * 4;
-      flow_levels() && progress_words() && stamp_bytes > stamps.size()) {
-    const VkDeviceSize size =
-        std::min(std::max<VkDeviceSize>(stamp_bytes + stamp_bytes / 8, 4096),
-                 std::max(stamp_bytes, max_buffer_bytes));
-    auto b = Buffer::create(*s, size, BufferKind::DeviceStorage, "tprop.stamps");
-    if (!b) return b.error();
-    stamps = std::move(*b);
-    stamps_pending_clear = true;
-  }
   if (const VkDeviceSize words = progress_words(); words * 4 > progress.size()) {
     const VkDeviceSize size = std::max<VkDeviceSize>(words * 8, 4096);
     auto b = Buffer::create(*s, size, BufferKind::DeviceStorage, "tprop.progress");
@@ -368,10 +358,8 @@ void Propagator::Impl::fuse_levels(const std::vector<uint32_t>& counts, uint32_t
     // Levels up to kFusedLevelMax entities: where a dispatch's fixed cost outweighs the level's
     // work. A wide level's chunks keep hundreds of workgroups waiting while the level above
     // ends (measured on an H200 when every level was fused: slower than a dispatch each).
-    // Under Flow a level waits only where its parents are pending, so every width goes.
     auto fusable = [&](size_t k) {
-      return (steps[k].kind == Step::Wide &&
-              (flow_levels() || steps[k].count <= kFusedLevelMax)) ||
+      return (steps[k].kind == Step::Wide && steps[k].count <= kFusedLevelMax) ||
              steps[k].kind == Step::Narrow;
     };
     size_t e = i;

@@ -143,29 +143,10 @@ void Propagator::record(VkCommandBuffer cmd) {
   if (m.levels_pending) m.copy(cmd, m.levels, {{0, m.levels_used}});
   if (m.value_count) m.copy(cmd, m.value_deltas, {{0, m.value_count}});
   if (m.delta_count) m.copy(cmd, m.deltas, {{0, m.delta_count}});
-  // The fused steps' counters start at zero in every record() (a second one evaluates again);
-  // Flow's words name the stamps too, which are cleared once after they are made.
+  // The fused steps' counters start at zero in every record() (a second one evaluates again).
   const uint32_t progress_words = m.progress_words();
-  if (progress_words && m.flow_levels()) {
-    assert(m.stamps.size() >= VkDeviceSize(m.slot_capacity) * 4);
-    if (m.stamps_pending_clear) {
-      s.vk.vkCmdFillBuffer(cmd, m.stamps.handle(), 0, VK_WHOLE_SIZE, 0);
-      m.stamps_pending_clear = false;
-    }
-    std::vector<uint32_t> words(progress_words, 0);
-    for (uint32_t w = 0; w < progress_words; w += Impl::kFlowStepWords) {
-      words[w + 2] = static_cast<uint32_t>(m.stamps.address());
-      words[w + 3] = static_cast<uint32_t>(m.stamps.address() >> 32);
-    }
-    constexpr uint32_t kUpdateWordsMax = 65536 / 4;  // vkCmdUpdateBuffer's limit
-    for (uint32_t w = 0; w < progress_words; w += kUpdateWordsMax) {
-      const uint32_t n = std::min(kUpdateWordsMax, progress_words - w);
-      s.vk.vkCmdUpdateBuffer(cmd, m.progress.handle(), VkDeviceSize(w) * 4, VkDeviceSize(n) * 4,
-                             words.data() + w);
-    }
-  } else if (progress_words) {
+  if (progress_words)
     s.vk.vkCmdFillBuffer(cmd, m.progress.handle(), 0, VkDeviceSize(progress_words) * 4, 0);
-  }
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
   // 0 is what a fresh mark holds; numbers stay below 2^31, the run marks of pointer jumping.
   m.frame_number = m.next_frame_number();
@@ -275,21 +256,14 @@ void Propagator::record(VkCommandBuffer cmd) {
       continue;
     }
     if (step.kind == Step::Fused) {
+      bind(m.pipes.get(Pass::Fused, m.addressing, step.features));
       gpu::ScenePush f = push;
       f.deltas = progress;  // this step's counters (evaluate() reads no deltas)
       f.first = step.first;
       f.count = step.count;
-      if (m.flow_levels()) {
-        // Its entities stamped pending, then evaluated as their parents clear.
-        bind(m.pipes.get(Pass::Fused, m.addressing, gpu::kFeatureFlowMark));
-        m.pipes.push(cmd, f);
-        dispatch(step.entities);
-        barrier(s, cmd, kComputeWrite, kComputeReadWrite);
-      }
-      bind(m.pipes.get(Pass::Fused, m.addressing, step.features));
       m.pipes.push(cmd, f);
       dispatch(step.entities);
-      progress += VkDeviceAddress(m.flow_levels() ? Impl::kFlowStepWords : 1 + step.count) * 4;
+      progress += VkDeviceAddress(1 + step.count) * 4;
       continue;
     }
     const Pass pass = step.kind == Step::Narrow   ? narrow

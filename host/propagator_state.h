@@ -175,10 +175,6 @@ struct Propagator::Impl {
   // The fused steps' counters (LevelPasses::Fused): per step, the next chunk to take and the
   // chunks done per level; zeroed by each record().
   Buffer progress;
-  // LevelPasses::Flow's stamps, a word a slot, clear between records (propagate.comp); zeroed
-  // once by the record() after they are made.
-  Buffer stamps;
-  bool stamps_pending_clear = false;
   // Replaced pieces whose contents the next record() copies over; once recorded, held until the
   // next update() (the frame that copies from them has completed by then).
   std::vector<PieceCopy> piece_copies;
@@ -270,13 +266,11 @@ struct Propagator::Impl {
   // chunk table appended to run_table.
   void fuse_levels(const std::vector<uint32_t>& counts, uint32_t table_base,
                    std::vector<uint32_t>& run_table);
-  // The fused steps' counters: per fused step, 1 + its levels; under Flow, 4 (the next chunk,
-  // unused, the stamps' address).
-  static constexpr uint32_t kFlowStepWords = 4;
+  // The fused steps' counters: per fused step, 1 + its levels.
   uint32_t progress_words() const {
     uint32_t words = 0;
     for (const Step& step : steps)
-      if (step.kind == Step::Fused) words += flow_levels() ? kFlowStepWords : 1 + step.count;
+      if (step.kind == Step::Fused) words += 1 + step.count;
     return words;
   }
   // Each step's variant, and its pipeline made if missing (counted in FrameStats). After
@@ -355,15 +349,8 @@ struct Propagator::Impl {
     if (options.texel_reads != TexelReads::Auto) return options.texel_reads == TexelReads::Always;
     return s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   }
-  // Whether consecutive levels go into fused steps (LevelPasses; Auto is Separate), and whether
-  // those wait entity by entity (Flow, where its stamps fit one buffer).
-  bool fused_levels() const {
-    return options.level_passes == LevelPasses::Fused || flow_levels();
-  }
-  bool flow_levels() const {
-    return options.level_passes == LevelPasses::Flow &&
-           VkDeviceSize(slot_capacity) * 4 <= max_buffer_bytes;
-  }
+  // Whether consecutive levels go into fused steps (LevelPasses; Auto is Separate).
+  bool fused_levels() const { return options.level_passes == LevelPasses::Fused; }
   // The pass that walks runs of narrow levels.
   Pass narrow_pass() const {
     return narrow_walk() == NarrowWalk::SingleInvocation ? Pass::Serial : Pass::Narrow;

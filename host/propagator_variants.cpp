@@ -236,12 +236,8 @@ Status Propagator::Impl::prepare_variants() {
       if (!deeper) f &= ~gpu::kFeatureFinalTest;
     }
     f |= output_features();  // the layout, specialized or not
-    if (step.kind == Step::Fused && flow_levels()) {
-      f |= gpu::kFeatureFlow;
-    } else if (step.kind == Step::Fused &&
-               s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+    if (step.kind == Step::Fused && s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
       f |= gpu::kFeaturePollEach;
-    }
     step.features = f;
     stats.pass_features |= f;
     if (step.kind == Step::Chain) ++stats.chain_steps;
@@ -278,8 +274,6 @@ Status Propagator::Impl::prepare_variants() {
         break;
       case Step::Fused:
         st = prepare(Pass::Fused, addressing);
-        // Flow's marking dispatch: no rule is evaluated.
-        if (st && flow_levels()) st = pipes.prepare(Pass::Fused, addressing, gpu::kFeatureFlowMark);
         // A step from the roots tests which entities keep their own matrix; one below them (a
         // subtree moved deeper, levels added) does not.
         if (st && warm && step.level == 0 && (f & gpu::kFeatureFinalTest) &&

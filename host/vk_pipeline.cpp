@@ -180,8 +180,7 @@ uint32_t ComputePipelines::relevant_features(Pass pass, uint32_t features) {
     case Pass::Bundle:
       return features & (kFeatureAll | kFeatureAffineOutput);
     case Pass::Fused:
-      return features & (kFeatureAll | kFeatureAffineOutput | kFeaturePollEach | kFeatureFlow |
-                         kFeatureFlowMark);
+      return features & (kFeatureAll | kFeatureAffineOutput | kFeaturePollEach);
     // Each entity's own matrix and, at the run's top, its parent's LocalToWorld (the output's
     // layout); skipping comes from the frame number's top bit, not kFeatureSkip.
     case Pass::JumpInit:

@@ -56,11 +56,6 @@ TPROP_CONST kFeatureAffineOutput = 1u << 7u;
 // polling and a workgroup barrier after it, as on a GPU, about one frame in a few hundred read a
 // parent's matrix from before it was written.
 TPROP_CONST kFeaturePollEach = 1u << 8u;
-// Not rules: the fused pass's two modes under LevelPasses::Flow (propagate.comp). kFeatureFlow:
-// each entity waits for its own parent's stamp, not for the whole level above. kFeatureFlowMark:
-// the dispatch before it, which stamps every entity of the step as pending.
-TPROP_CONST kFeatureFlow = 1u << 9u;
-TPROP_CONST kFeatureFlowMark = 1u << 10u;
 
 #ifdef __cplusplus
 }  // namespace tprop::gpu

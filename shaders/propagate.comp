@@ -25,9 +25,7 @@
 //    its own chain; used beside TPROP_SERIAL;
 //  - TPROP_FUSED: consecutive levels in one dispatch, each workgroup a chunk of 256 entries of
 //    one level, taken in level order from a counter; a chunk waits until the level above is
-//    done (main() says how), so levels cost a few memory round trips each, not a dispatch. With
-//    kFeatureFlow each entity waits for its own parent only, so a level's first chunks start
-//    while the level above still runs (LevelPasses::Flow).
+//    done (main() says how), so levels cost a few memory round trips each, not a dispatch.
 #extension GL_GOOGLE_include_directive : require
 // A parent's LocalToWorld and dirty mark as texels (scene_access.glsl) where an earlier dispatch
 // wrote them: not in the walks, whose levels read what the same dispatch wrote a level earlier.
@@ -57,14 +55,8 @@ layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer Pro
   uint v[];
 };
 const bool kPollEach = (kPassFeatures & kFeaturePollEach) != 0u;
-const bool kFlow = (kPassFeatures & kFeatureFlow) != 0u;
-const bool kFlowMark = (kPassFeatures & kFeatureFlowMark) != 0u;
 shared uint s_chunk;       // the chunk this workgroup took
 shared uint s_step_level;  // its level's index in the step
-// LevelPasses::Flow's stamps, one word a slot: nonzero while the entity is pending this record.
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer StampArray {
-  uint v[];
-};
 #endif
 
 void evaluate(uint slot) {
@@ -211,19 +203,10 @@ void main() {
   // for them, and no wait depends on a workgroup that has not started. Level j - 1 complete
   // means every level above it is too (its chunks waited in turn), which is what a child below
   // lazy levels (more than one level below its parent) needs.
-  //
-  // LevelPasses::Flow (kFeatureFlow): no level waits for the one above; each entity waits until
-  // its own parent's stamp is clear. The step's words at pc.deltas are then (the next chunk,
-  // unused, the stamps' address); every stamp is clear between records, and the dispatch before
-  // this one (kFeatureFlowMark: chunk g is workgroup g, nothing waits) set those of the step's
-  // entities. A parent outside the step (an earlier dispatch's, or above lazy levels) was never
-  // set, so nothing waits for it; one inside is in an earlier chunk, held by a running
-  // workgroup, which clears it after writing its LocalToWorld and dirty mark.
   uint lane = gl_LocalInvocationID.x;
   ProgressArray progress = ProgressArray(pc.deltas);
   if (lane == 0u) {
-    uint chunk = kFlowMark ? gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x
-                           : atomicAdd(progress.v[0], 1u);
+    uint chunk = atomicAdd(progress.v[0], 1u);
     uint lo = 0u, hi = pc.count;  // the level holding `chunk` is in [lo, hi)
     while (hi - lo > 1u) {
       uint mid = (lo + hi) / 2u;
@@ -235,30 +218,6 @@ void main() {
   memoryBarrierShared();
   barrier();
   uint j = s_step_level;
-  if (kFlow || kFlowMark) {
-    uvec2 entry = LEVELS(pc.first + j);
-    uvec2 segment = LEVELS(entry.y);
-    uint k = (s_chunk - entry.x) * kWideGroupSize + lane;
-    if (k >= segment.y) return;  // past the level's end, or a workgroup past the last chunk
-    StampArray stamps = StampArray(uint64_t(progress.v[2]) | (uint64_t(progress.v[3]) << 32));
-    uint slot = LIST(segment.x + k);
-    if (kFlowMark) {
-      stamps.v[slot] = 1u;  // read by the next dispatch: the barrier between orders it
-      return;
-    }
-    uint parent = PARENT(slot);
-    if (parent != kNoIndex) {
-      // Bounded as the level wait below is.
-      for (uint polls = 0u; atomicAdd(stamps.v[parent], 0u) != 0u && polls < 100000000u;
-           ++polls) {
-      }
-      memoryBarrierBuffer();  // the parent's LocalToWorld and mark after its stamp
-    }
-    evaluate(slot);
-    memoryBarrierBuffer();  // this entity's LocalToWorld and mark before its stamp
-    atomicExchange(stamps.v[slot], 0u);
-    return;
-  }
   if (j > 0u) {
     // One invocation polls the count (atomics: plain reads may be hoisted out of the loop), the
     // others wait at the barrier; on a CPU device each polls itself (pass_features.h). Without

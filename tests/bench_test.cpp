@@ -62,7 +62,7 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--output-layout 3x3", "--output-layout needs 4x4"},
       {"--warm-gpu lots", "--warm-gpu must be a number of milliseconds from 0 to 10000, not 'lots'"},
       {"--warm-gpu 10001", "not '10001'"},
-      {"--level-passes nope", "'nope' is not auto, separate, fused or flow"},
+      {"--level-passes nope", "'nope' is not auto, separate or fused"},
       {"--scan-runs nope", "--scan-runs: 'nope' is not auto, always or never"},
       {"--value-writes later", "--value-writes: 'later' is not auto, staged or in-place"},
       {"--narrow-walk hop", "--narrow-walk: 'hop' is not auto, workgroup, single or jump"},

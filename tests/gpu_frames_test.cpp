@@ -314,14 +314,6 @@ INSTANTIATE_TEST_SUITE_P(
                                 .level_passes = LevelPasses::Fused}},
                       Strategy{"FusedLevelsWholeOrderSkippingTheUnchanged",
                                {.work_list_max = 0, .level_passes = LevelPasses::Fused}},
-                      // Each entity waiting for its own parent only (an option, measured
-                      // against Separate on GPUs in README).
-                      Strategy{"FlowLevels", {.level_passes = LevelPasses::Flow}},
-                      Strategy{"ValuesInPlaceSkippingFlowLevelsPointerJumping",
-                               {.value_writes = ValueWrites::InPlace,
-                                .work_list_max = 0,
-                                .narrow_walk = NarrowWalk::Jump,
-                                .level_passes = LevelPasses::Flow}},
                       Strategy{"SeparateLevelPassesPointerJumping",
                                {.narrow_walk = NarrowWalk::Jump,
                                 .level_passes = LevelPasses::Separate}},
