@@ -15,7 +15,7 @@ namespace tprop::bench {
 const char* const kUsage =
     "usage: tprop_bench [--sizes LIST] [--scenes LIST] [--seed N] [--validate] [--json]\n"
     "                   [--device NAME|INDEX] [--narrow-walk WALK] [--level-passes P]\n"
-    "                   [--scan-runs S] [--addressing A] [--value-writes V]\n"
+    "                   [--scan-runs S] [--wide-stores W] [--addressing A] [--value-writes V]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
     "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--repeat N] [--memory]\n"
     "                   [SPEC...]\n"
@@ -48,6 +48,9 @@ const char* const kUsage =
     "  --level-passes P  the levels neither walked nor jumped: auto (default: separate),\n"
     "                  separate (a dispatch each) or fused (one dispatch, chunks taken in level\n"
     "                  order; PropagatorOptions::level_passes)\n"
+    "  --wide-stores W how wide level passes write LocalToWorld: auto (default: shared on\n"
+    "                  GPUs), shared (through shared memory where a workgroup's slots are\n"
+    "                  consecutive) or direct (PropagatorOptions::wide_stores)\n"
     "  --scan-runs S   deep runs of aligned levels (chains, parallel chains): auto (default:\n"
     "                  where runs are jumped), always (scanned wherever the device allows) or\n"
     "                  never (PropagatorOptions::scan_runs)\n"
@@ -221,6 +224,12 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
                                {{"auto", LevelPasses::Auto},
                                 {"separate", LevelPasses::Separate},
                                 {"fused", LevelPasses::Fused}});
+      if (!st) return st.error();
+    } else if (a == "--wide-stores") {
+      const Status st = choose(a, value(), o.propagator.wide_stores,
+                               {{"auto", WideStores::Auto},
+                                {"shared", WideStores::Shared},
+                                {"direct", WideStores::Direct}});
       if (!st) return st.error();
     } else if (a == "--scan-runs") {
       const Status st = choose(a, value(), o.propagator.scan_runs,

@@ -349,6 +349,11 @@ struct Propagator::Impl {
     if (options.texel_reads != TexelReads::Auto) return options.texel_reads == TexelReads::Always;
     return s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   }
+  // Whether the wide passes may write through shared memory (WideStores).
+  bool shared_wide_stores() const {
+    if (options.wide_stores != WideStores::Auto) return options.wide_stores == WideStores::Shared;
+    return s->properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  }
   // Whether consecutive levels go into fused steps (LevelPasses; Auto is Separate).
   bool fused_levels() const { return options.level_passes == LevelPasses::Fused; }
   // The pass that walks runs of narrow levels.

@@ -236,6 +236,7 @@ Status Propagator::Impl::prepare_variants() {
       if (!deeper) f &= ~gpu::kFeatureFinalTest;
     }
     f |= output_features();  // the layout, specialized or not
+    if (shared_wide_stores()) f |= gpu::kFeatureSharedStores;  // only the wide pass reads it
     if (step.kind == Step::Fused && s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
       f |= gpu::kFeaturePollEach;
     step.features = f;

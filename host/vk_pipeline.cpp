@@ -174,6 +174,7 @@ uint32_t ComputePipelines::relevant_features(Pass pass, uint32_t features) {
   using namespace gpu;
   switch (pass) {
     case Pass::Wide:
+      return features & (kFeatureAll | kFeatureAffineOutput | kFeatureSharedStores);
     case Pass::Narrow:
     case Pass::Serial:
     case Pass::Chain:

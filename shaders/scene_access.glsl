@@ -59,6 +59,10 @@ layout(std430, set = 0, binding = 9) TPROP_MAT4_COHERENCE buffer WorldBuffer { m
 layout(std430, set = 0, binding = 9) TPROP_MAT4_COHERENCE buffer WorldAffineBuffer {
   Affine3x4 v[];
 } b_world_affine;
+// And as columns, for the wide pass's stores through shared memory (propagate.comp).
+layout(std430, set = 0, binding = 9) TPROP_MAT4_COHERENCE buffer WorldColumnBuffer {
+  vec4 v[];
+} b_world_columns;
 layout(std430, set = 0, binding = 10) buffer LevelBuffer { uvec2 v[]; } b_levels;
 layout(std430, set = 0, binding = 11) buffer DeltaBuffer { EntityDelta v[]; } b_deltas;
 layout(std430, set = 0, binding = 12) buffer ListBuffer { uint v[]; } b_list;

@@ -136,6 +136,8 @@ INSTANTIATE_TEST_SUITE_P(
                  {.narrow_walk = NarrowWalk::Jump, .level_passes = LevelPasses::Fused}},
         Strategy{"SeparateLevelPassesPointerJumping",
                  {.narrow_walk = NarrowWalk::Jump, .level_passes = LevelPasses::Separate}},
+        // The wide passes asked to store through shared memory: the 3x4 layout stores directly.
+        Strategy{"SharedWideStores", {.wide_stores = WideStores::Shared}},
         // 256 slots a piece: device addresses through the piece tables.
         Strategy{"TinyPieces", {.max_buffer_bytes = kMinBufferBytes}},
         Strategy{"TinyPiecesWholeOrderSkippingTheUnchanged",

@@ -5,6 +5,7 @@
 
 #include "../shaders/pass_features.h"
 #include "../shaders/scene_layout.h"
+#include "scene_generators.h"
 
 namespace tprop::test {
 namespace {
@@ -444,6 +445,57 @@ TEST_F(GpuRandom, FusedLevelsEvaluateAForestInOneDispatchAndMatchTheReference) {
       fused_frames += gpu.last_frame().fused_levels >= 2;
     }
     EXPECT_GE(fused_frames, 6u);
+  }
+}
+
+// WideStores::Shared: the wide passes of a scene packed in level order (a generated forest, whose
+// workgroups' 256 entries are consecutive slots) gather their LocalToWorlds in shared memory and
+// write them as columns; once spawns, despawns and re-parents scatter the slots, such workgroups
+// store directly, as do frames that skip the unchanged. Every frame, whole-order or work-list,
+// must match the reference, and the variant must be what ran.
+TEST_F(GpuRandom, SharedWideStoresMatchTheReferenceWhetherSlotsAreConsecutiveOrNot) {
+  for (const uint32_t work_list_max : {0u, 4096u}) {
+    SCOPED_TRACE(work_list_max ? "work lists" : "whole order");
+    Result<Scene> scene = generate_scene("gen:forest:30000:4", 3);
+    ASSERT_TRUE(scene.ok());
+    EntityStore& store = scene->store;
+    Propagator gpu = make_propagator(
+        ctx(), {.work_list_max = work_list_max, .wide_stores = WideStores::Shared});
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+    EXPECT_TRUE(gpu.last_frame().pass_features & gpu::kFeatureSharedStores);
+    ValueSource v(8);
+    const uint32_t n = 30000;
+    EntityId next = n;
+    for (int frame = 0; frame < 8; ++frame) {
+      // Even frames move everything (the whole order, no skipping), odd ones a few entities
+      // and the hierarchy.
+      if (frame % 2 == 0) {
+        for (EntityId id = 0; id < n; ++id)
+          if (store.contains(id)) store.set_translation(id, v.vec(3));
+      } else {
+        for (uint32_t k = 0; k < 200; ++k) {
+          const EntityId id = v.below(n);
+          if (store.contains(id)) store.set_translation(id, v.vec(3));
+        }
+        for (uint32_t k = 0; k < 40; ++k) {
+          const EntityId child = 1 + v.below(n - 1), parent = v.below(n);
+          if (store.contains(child) && store.contains(parent)) store.set_parent(child, parent);
+        }
+        for (uint32_t k = 0; k < 40; ++k) {
+          const EntityId id = 1 + v.below(n - 1);
+          if (store.contains(id)) store.destroy(id);
+        }
+        for (uint32_t k = 0; k < 40; ++k, ++next) {
+          store.create(next);
+          store.set_translation(next, v.vec(2));
+          const EntityId parent = v.below(n);
+          if (store.contains(parent)) store.set_parent(next, parent);
+        }
+      }
+      const std::string what = "frame " + std::to_string(frame);
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+    }
   }
 }
 
