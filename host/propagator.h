@@ -252,18 +252,18 @@ enum class TexelReads : uint8_t {
   Never,
 };
 
-// How the wide level passes write LocalToWorld (PropagatorOptions::wide_stores), where the
-// passes use descriptors and the output is 4x4 (the Affine3x4 layout and device addresses store
-// directly), in frames that evaluate their whole order (a frame that skips the unchanged writes
-// few matrices and stores directly).
+// How the wide level passes write LocalToWorld (PropagatorOptions::wide_stores) where the output
+// is 4x4 (the Affine3x4 layout stores directly), in frames that evaluate their whole order (a
+// frame that skips the unchanged writes few matrices and stores directly).
 enum class WideStores : uint8_t {
   Auto,    // Shared on GPUs, Direct on a CPU device (on lavapipe the shared round trip made a
            // 100k flat scene's evaluation 2.7 times slower)
   // A workgroup whose 256 entries are consecutive slots (scenes packed in level order, the
   // wide levels of a generated or freshly loaded scene) gathers its matrices in shared memory
   // and writes them as consecutive 16-byte columns: on an H100 (tprop_bench --sizes 1M, two
-  // alternating rounds) flat 0.072 -> 0.052 ms, forest4 0.126 -> 0.107, forest32 0.093 ->
-  // 0.075. Workgroups of scattered slots store directly, after two barriers.
+  // alternating rounds, by descriptors) flat 0.072 -> 0.052 ms, forest4 0.126 -> 0.107,
+  // forest32 0.093 -> 0.075. By device address the 256 slots must also lie in one piece (not
+  // run on a GPU yet). Workgroups of scattered slots store directly, after two barriers.
   Shared,
   Direct,  // each invocation stores its matrix: 4 columns 64 bytes apart across the subgroup
 };

@@ -56,8 +56,8 @@ TPROP_CONST kFeatureAffineOutput = 1u << 7u;
 // polling and a workgroup barrier after it, as on a GPU, about one frame in a few hundred read a
 // parent's matrix from before it was written.
 TPROP_CONST kFeaturePollEach = 1u << 8u;
-// Not a rule: the wide pass by descriptors writes LocalToWorld through shared memory where a
-// workgroup's entries are consecutive slots (propagate.comp; PropagatorOptions::wide_stores).
+// Not a rule: the wide pass writes LocalToWorld through shared memory where a workgroup's
+// entries are consecutive slots (propagate.comp; PropagatorOptions::wide_stores).
 TPROP_CONST kFeatureSharedStores = 1u << 9u;
 
 #ifdef __cplusplus

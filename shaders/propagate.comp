@@ -85,14 +85,16 @@ void evaluate(uint slot) {
   if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = m;
 }
 
-#if defined(TPROP_DESCRIPTORS) && !defined(TPROP_NARROW) && !defined(TPROP_SERIAL) && \
-    !defined(TPROP_CHAIN) && !defined(TPROP_BUNDLE) && !defined(TPROP_FUSED)
+#if !defined(TPROP_NARROW) && !defined(TPROP_SERIAL) && !defined(TPROP_CHAIN) && \
+    !defined(TPROP_BUNDLE) && !defined(TPROP_FUSED)
 #define TPROP_WIDE_SHARED_STORES
 // kFeatureSharedStores (WideStores): a workgroup whose 256 entries name 256 consecutive slots (a
 // scene packed in level order) writes their LocalToWorlds through shared memory, so that each
 // store instruction of a subgroup covers consecutive 16-byte columns instead of one column
-// every 64 bytes: measured on an H100, a 1M flat scene's evaluation 0.072 -> 0.052 ms. Columns
-// of one matrix 258 vec4s apart: conflict-free both ways. Other workgroups store directly.
+// every 64 bytes: measured on an H100, a 1M flat scene's evaluation 0.072 -> 0.052 ms (by
+// descriptors; by device address, where the 256 slots lie in one piece, not run on a GPU yet).
+// Columns of one matrix 258 vec4s apart: conflict-free both ways. Other workgroups store
+// directly.
 const bool kSharedStores = (kPassFeatures & kFeatureSharedStores) != 0u;
 const uint kColumnStride = kWideGroupSize + 2u;
 shared vec4 s_columns[4u * kColumnStride];
@@ -110,6 +112,12 @@ void evaluate_through_shared(uint i) {
   if (t == 0u) {
     s_first_slot = slot;
     s_consecutive = 1u;
+#if !defined(TPROP_DESCRIPTORS)
+    // Their LocalToWorlds must be one piece's (pieces hold a power of two of at least 256).
+    uint shift = uint(pc.local_to_world) & kPieceShiftMask;
+    if (slot == kNoIndex || (slot >> shift) != ((slot + kWideGroupSize - 1u) >> shift))
+      s_consecutive = 0u;
+#endif
   }
   memoryBarrierShared();
   barrier();
@@ -123,10 +131,18 @@ void evaluate_through_shared(uint i) {
     memoryBarrierShared();
     barrier();
     // Column q of the workgroup's 1,024: matrix q / 4, its column q % 4.
+#if defined(TPROP_DESCRIPTORS)
     for (uint c = 0u; c < 4u; ++c) {
       uint q = c * kWideGroupSize + t;
       b_world_columns.v[4u * s_first_slot + q] = s_columns[(q & 3u) * kColumnStride + (q >> 2u)];
     }
+#else
+    Vec4Array columns = Vec4Array(element_address(pc.local_to_world, s_first_slot, 64u));
+    for (uint c = 0u; c < 4u; ++c) {
+      uint q = c * kWideGroupSize + t;
+      columns.v[q] = s_columns[(q & 3u) * kColumnStride + (q >> 2u)];
+    }
+#endif
   } else if (writes) {
     store_world(slot, m);
   }

@@ -114,7 +114,9 @@ layout(set = 0, binding = 20) uniform usamplerBuffer t_dirty;
 #else
 
 // Whole arrays from a plain address: pointer jumping's scratch (jump.comp), one buffer; its
-// matrices are kept as 4 columns or, when affine, 3 rows (vec4s either way).
+// matrices are kept as 4 columns or, when affine, 3 rows (vec4s either way). Vec4Array also
+// names the LocalToWorld columns of consecutive slots in one piece (propagate.comp's wide
+// stores through shared memory).
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer UintArray { uint v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4Array { vec4 v[]; };
 

@@ -319,6 +319,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Strategy{"SharedWideStores", {.wide_stores = WideStores::Shared}},
                       Strategy{"SharedWideStoresWholeOrderSkippingTheUnchanged",
                                {.work_list_max = 0, .wide_stores = WideStores::Shared}},
+                      Strategy{"SharedWideStoresDeviceAddresses",
+                               {.prefer_descriptors = false, .wide_stores = WideStores::Shared}},
                       Strategy{"DirectWideStores", {.wide_stores = WideStores::Direct}},
                       Strategy{"SeparateLevelPassesPointerJumping",
                                {.narrow_walk = NarrowWalk::Jump,

@@ -452,15 +452,31 @@ TEST_F(GpuRandom, FusedLevelsEvaluateAForestInOneDispatchAndMatchTheReference) {
 // workgroups' 256 entries are consecutive slots) gather their LocalToWorlds in shared memory and
 // write them as columns; once spawns, despawns and re-parents scatter the slots, such workgroups
 // store directly, as do frames that skip the unchanged. Every frame, whole-order or work-list,
-// must match the reference, and the variant must be what ran.
+// by descriptors or by device address (whole and in pieces), must match the reference, and the
+// variant must be what ran.
 TEST_F(GpuRandom, SharedWideStoresMatchTheReferenceWhetherSlotsAreConsecutiveOrNot) {
-  for (const uint32_t work_list_max : {0u, 4096u}) {
-    SCOPED_TRACE(work_list_max ? "work lists" : "whole order");
-    Result<Scene> scene = generate_scene("gen:forest:30000:4", 3);
+  struct Case {
+    const char* what;
+    const char* spec;
+    PropagatorOptions options;
+  };
+  const Case cases[] = {
+      {"whole order", "gen:forest:30000:4",
+       {.work_list_max = 0, .wide_stores = WideStores::Shared}},
+      {"work lists", "gen:forest:30000:4", {.wide_stores = WideStores::Shared}},
+      {"device addresses", "gen:forest:30000:4",
+       {.prefer_descriptors = false, .wide_stores = WideStores::Shared}},
+      // Pieces of 256 slots: a workgroup of consecutive slots straddles two unless it starts at
+      // a multiple of 256, as a flat scene's do.
+      {"pieces of 256 slots", "gen:flat:30000",
+       {.wide_stores = WideStores::Shared, .max_buffer_bytes = kMinBufferBytes}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    Result<Scene> scene = generate_scene(c.spec, 3);
     ASSERT_TRUE(scene.ok());
     EntityStore& store = scene->store;
-    Propagator gpu = make_propagator(
-        ctx(), {.work_list_max = work_list_max, .wide_stores = WideStores::Shared});
+    Propagator gpu = make_propagator(ctx(), c.options);
     CpuReference cpu;
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
     EXPECT_TRUE(gpu.last_frame().pass_features & gpu::kFeatureSharedStores);
