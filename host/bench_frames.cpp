@@ -48,6 +48,7 @@ void read_frame_figures(const Propagator& gpu, FrameRecord& r) {
   r.dispatches = fs.dispatches;
   r.jump_runs = fs.jump_runs;
   r.scan_runs = fs.scan_runs;
+  r.shared_wide_stores = fs.shared_wide_stores;
   r.pipelines_created = fs.pipelines_created;
   const Result<StageTimes> times = gpu.stage_times();
   if (!times) {

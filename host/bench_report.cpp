@@ -75,6 +75,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"dispatches", f.dispatches},
           {"jump_runs", f.jump_runs},
           {"scan_runs", f.scan_runs},
+          {"shared_wide_stores", f.shared_wide_stores},
           {"gpu_time_ms", gpu},
           {"gpu_times_error", f.gpu_times_error.empty() ? nlohmann::json(nullptr)
                                                         : nlohmann::json(f.gpu_times_error)},

@@ -151,6 +151,7 @@ Status Propagator::update(EntityStore& store) {
   m.stats.largest_buffer_bytes = m.buffer_stats.largest_buffer_bytes;
   m.stats.descriptors = m.addressing != Addressing::DeviceAddress;
   m.stats.texel_reads = m.addressing == Addressing::Texels;
+  m.stats.shared_wide_stores = m.shared_wide_stores();
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();
   return ok_status();

@@ -141,6 +141,8 @@ struct FrameStats {
   uint32_t grid_rows = 0;             // most workgroup rows (y) of one dispatch: > 1 is a 2D grid
   bool descriptors = false;           // the passes used descriptors (else device addresses)
   bool texel_reads = false;           // ... and the evaluate passes texel buffers (options)
+  bool shared_wide_stores = false;    // the wide passes were built to store through shared
+                                      // memory where slots allow (WideStores)
   uint32_t pass_features = 0;         // the union of the evaluate passes' specializations: the
                                       // rules they were built with (shaders/pass_features.h)
   uint32_t chain_steps = 0;           // chains of one-entity levels walked by one subgroup
@@ -334,7 +336,7 @@ struct PropagatorOptions {
   // entity, is one buffer); a longer run goes in consecutive pieces. 0: as many as one buffer
   // (max_buffer_bytes) allows. Tests set it low to run pieces on small scenes.
   uint32_t jump_run_max_entities = 0;
-  // A scan takes at most this many tiles of a run's levels at once (a tile: 256 levels of a
+  // A scan takes at most this many tiles of a run's levels at once (a tile: 1,024 levels of a
   // chain, fewer of a wider run; scene_layout.h); a longer run goes in consecutive pieces, as
   // when its scratch (136 bytes a tile and position) would pass max_buffer_bytes. 0: as many as
   // one buffer allows. Tests set it low to run pieces on small scenes.

@@ -47,6 +47,7 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, size_t se
   use_work_list = !everything && seed_count != 0 && seed_count <= options.work_list_max &&
                   collect_subtrees(seeds, options.work_list_max, work);
   skip_unchanged = !everything && !use_work_list;
+  mostly_changed = skip_unchanged && uint64_t(seed_count) * 4 >= n;
   const bool whole = everything || (skip_unchanged && seed_count != 0);
   std::vector<uint32_t> counts, firsts;
   const uint32_t* list = order.entries().data();  // the slots the passes follow, by entry

@@ -180,7 +180,8 @@ void Propagator::record(VkCommandBuffer cmd) {
   bind_set(0);
   gpu::ScenePush push = m.push_constants(0);
   push.frame = m.frame_number;
-  push.aux = m.skip_unchanged ? 1u : 0u;
+  // 3: most entities change, so the wide passes' stores through shared memory pay (propagate.comp).
+  push.aux = !m.skip_unchanged ? 0u : m.mostly_changed ? 3u : 1u;
   end_label(s, cmd);
   m.timer.stamp(cmd, 1);
 

@@ -234,6 +234,7 @@ struct Propagator::Impl {
   uint32_t delta_count = 0;              // whole deltas staged
   bool use_work_list = false;            // else the whole order
   bool skip_unchanged = false;           // the whole order, recomputing only dirty chains
+  bool mostly_changed = false;           // ... of which at least a quarter changed (seeds)
   uint32_t frame_number = 0;             // of the last record(); 0 is never used
   uint32_t level_count = 0;              // levels of the list followed this frame
   uint32_t levels_used = 0;              // entries of `levels`: table, order changes, run tables
@@ -349,8 +350,10 @@ struct Propagator::Impl {
     if (options.texel_reads != TexelReads::Auto) return options.texel_reads == TexelReads::Always;
     return s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   }
-  // Whether the wide passes may write through shared memory (WideStores).
+  // Whether the wide passes may write through shared memory (WideStores; where the device's
+  // workgroups hold the 16.5 KiB it takes).
   bool shared_wide_stores() const {
+    if (s->properties.limits.maxComputeSharedMemorySize < gpu::kWideSharedStoreBytes) return false;
     if (options.wide_stores != WideStores::Auto) return options.wide_stores == WideStores::Shared;
     return s->properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
   }

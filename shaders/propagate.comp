@@ -4,9 +4,9 @@
 // matrix (local_matrix.glsl, a user-written value or a frozen Static), times its parent's
 // LocalToWorld when it is attached, written to local_to_world[slot]. Specialized per dispatch
 // to the rules its entities may need (pass_features.h).
-// With pc.aux = 1 (and kFeatureSkip), an entity is recomputed only when its own or its parent's
-// dirty[] is this frame's (it then marks itself for its children): the whole order is followed,
-// but a clean entity costs the reads of its list entry, parent index and two marks.
+// With pc.aux = 1 or 3 (and kFeatureSkip), an entity is recomputed only when its own or its
+// parent's dirty[] is this frame's (it then marks itself for its children): the whole order is
+// followed, but a clean entity costs the reads of its list entry, parent index and two marks.
 // Built four ways:
 //  - wide (default): one invocation per entry of one level's segment [pc.first, + pc.count);
 //  - TPROP_NARROW: one workgroup walks the levels [pc.first, pc.first + pc.count), each at most
@@ -91,13 +91,15 @@ void evaluate(uint slot) {
 // kFeatureSharedStores (WideStores): a workgroup whose 256 entries name 256 consecutive slots (a
 // scene packed in level order) writes their LocalToWorlds through shared memory, so that each
 // store instruction of a subgroup covers consecutive 16-byte columns instead of one column
-// every 64 bytes: measured on an H100, a 1M flat scene's evaluation 0.072 -> 0.052 ms (by
-// descriptors; by device address, where the 256 slots lie in one piece, not run on a GPU yet).
-// Columns of one matrix 258 vec4s apart: conflict-free both ways. Other workgroups store
-// directly.
+// every 64 bytes. Measured on an H100 by descriptors, in a build that flagged broken runs with
+// shared atomics: a 1M flat scene's full frame 0.072 -> 0.052 ms (host/propagator.h,
+// WideStores). Columns of one matrix kWideColumnStride vec4s apart: conflict-free both ways.
+// Other workgroups store directly. Sized by the specialization, so that only the variants built
+// for it hold the 16.5 KiB.
 const bool kSharedStores = (kPassFeatures & kFeatureSharedStores) != 0u;
-const uint kColumnStride = kWideGroupSize + 2u;
-shared vec4 s_columns[4u * kColumnStride];
+const uint kColumnStride = kWideColumnStride;
+const uint kColumnVec4s = kSharedStores ? 4u * kColumnStride : 1u;
+shared vec4 s_columns[kColumnVec4s];
 shared uint s_first_slot;
 shared uint s_consecutive;
 
@@ -121,8 +123,8 @@ void evaluate_through_shared(uint i) {
   }
   memoryBarrierShared();
   barrier();
-  // Every invocation that breaks the run writes the same 0: a plain store, since atomics on one
-  // shared word queue up.
+  // Every invocation that breaks the run writes the same 0 (a plain store: atomics on one word
+  // queue up, 256 of them where no slot follows its neighbour).
   if (!writes || slot != s_first_slot + t) s_consecutive = 0u;
   memoryBarrierShared();
   barrier();
@@ -332,9 +334,11 @@ void main() {
 #else
   uint i = flat_invocation(kWideGroupSize);
 #if defined(TPROP_WIDE_SHARED_STORES)
-  // Uniform: a frame that skips the unchanged writes few matrices, and takes no barrier (with
-  // them, an H100's 1% values frame of a 1M flat scene took 0.040 ms against 0.015).
-  if (kSharedStores && !kAffineOutput && pc.aux == 0u) {
+  // Uniform: a frame that skips the unchanged (pc.aux 1) writes few matrices and takes no
+  // barrier, unless the host expects most to change (pc.aux 3). Measured on an H100, where that
+  // build took the shared path in every frame: all values changed 0.071 -> 0.059 ms, 1% 0.015
+  // -> 0.040 (a 1M flat scene; its atomics or barriers, not told apart).
+  if (kSharedStores && !kAffineOutput && (pc.aux == 0u || pc.aux == 3u)) {
     evaluate_through_shared(i);
     return;
   }

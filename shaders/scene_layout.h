@@ -67,6 +67,12 @@ TPROP_CONST kNarrowGroupSize = TPROP_NARROW_GROUP_SIZE;
 TPROP_CONST kScanGroupSize = TPROP_SCAN_GROUP_SIZE;
 TPROP_CONST kScanSharedBytes = TPROP_SCAN_GROUP_SIZE * 68u;
 TPROP_CONST kScanPositionsMax = 32u;
+// The wide pass's stores through shared memory (propagate.comp, WideStores::Shared): a
+// workgroup's 4 columns of 256 matrices, each column's run padded by 2 vec4s (conflict-free
+// both ways), and two words. Only the variants built for it declare it; the host uses them where
+// the device's maxComputeSharedMemorySize holds it (past Vulkan's guaranteed 16 KiB).
+TPROP_CONST kWideColumnStride = TPROP_WIDE_GROUP_SIZE + 2u;
+TPROP_CONST kWideSharedStoreBytes = 4u * kWideColumnStride * 16u + 8u;
 // Levels an invocation of the scan composes and multiplies in its registers before the
 // workgroup's scan (in shared memory, log2 rounds with two barriers each) combines the
 // invocations': that scan, and the carry pass's serial walk over the tiles, cost per tile, so
@@ -214,7 +220,8 @@ struct ScenePush {
   uint count;             // scatter: entity deltas + order changes; wide: entries; narrow: levels
   uint frame;             // this frame's number (never 0)
   uint aux;               // evaluate: 1 recomputes only entities whose own or parent's dirty[]
-                          // is `frame`; scatter: how many of `count` are entity deltas
+                          // is `frame`, 3 the same where most will (the wide pass's stores);
+                          // scatter: how many of `count` are entity deltas
 };
 
 #ifdef __cplusplus

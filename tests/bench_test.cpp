@@ -64,6 +64,7 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--warm-gpu 10001", "not '10001'"},
       {"--level-passes nope", "'nope' is not auto, separate or fused"},
       {"--scan-runs nope", "--scan-runs: 'nope' is not auto, always or never"},
+      {"--wide-stores always", "--wide-stores: 'always' is not auto, shared or direct"},
       {"--value-writes later", "--value-writes: 'later' is not auto, staged or in-place"},
       {"--narrow-walk hop", "--narrow-walk: 'hop' is not auto, workgroup, single or jump"},
       {"--repeat 0", "--repeat must be a number of runs from 1 to 100, not '0'"},
@@ -240,6 +241,25 @@ TEST(Bench, ScanRunsAreWhatTheCommandLineAsksFor) {
       }
       for (const auto& f : scene.at("frames")) {
         SCOPED_TRACE(f.at("frame").get<std::string>());
+        EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
+      }
+    }
+  }
+}
+
+// --wide-stores: the wide passes built to store through shared memory, or not, as the report
+// says frame by frame, and every frame still validates.
+TEST(Bench, WideStoresAreWhatTheCommandLineAsksFor) {
+  REQUIRE_DEVICE_OR_SKIP();
+  for (const std::string stores : {"shared", "direct"}) {
+    SCOPED_TRACE(stores);
+    const nlohmann::json doc =
+        bench_json("--sizes 2k --scenes flat,forest4 --validate --wide-stores " + stores);
+    ASSERT_EQ(doc.at("scenes").size(), 2u);
+    for (const auto& scene : doc.at("scenes")) {
+      for (const auto& f : scene.at("frames")) {
+        SCOPED_TRACE(f.at("frame").get<std::string>());
+        EXPECT_EQ(f.at("shared_wide_stores").get<bool>(), stores == "shared");
         EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
       }
     }
