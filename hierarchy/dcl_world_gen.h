@@ -22,13 +22,12 @@
 // Every later frame moves 1% of the live entities (a new Transform; one move in ten also
 // re-parents to an entity of a lower number or the root), deletes 0.1% (DELETE_ENTITY; their
 // children then stand at the scene root) and creates as many (half of them reuse a deleted
-// number at the next version),
-// and every 4th frame ties two entities into a parenting cycle that the next frame undoes
-// (edits=all, the default). edits=spawn leaves out the re-parents and the cycles (every move
-// keeps its entity's parent): issue 10's frame, 1% of the Transforms changed and 0.1% of the
-// entities deleted and created; edits=move leaves out the deletions and creations too. The
-// kinds' costs can then be told apart (a world frame's host time is mostly its structural
-// edits).
+// number at the next version), and every 4th frame ties two entities into a parenting cycle
+// that the next frame undoes (edits=all, the default). edits=spawn leaves out the re-parents
+// and the cycles (every move keeps its entity's parent): issue 10's frame, 1% of the Transforms
+// changed and 0.1% of the entities deleted and created; edits=move leaves out the deletions and
+// creations too. The kinds' costs can then be told apart (a world frame's host time is mostly
+// its structural edits).
 // With walk=VIEW (0 to 300 parcels) a player walks east from parcel (-150, -150) one parcel a
 // frame (dcl_world_walk.h): a scene loads in the frame it comes within VIEW parcels of the
 // player and unloads in the frame it falls out of view, its stream starting anew from its
@@ -69,6 +68,7 @@ struct DclWorldStreams {
 };
 
 inline constexpr uint32_t kDclWorldDefaultParcels = 5;
+inline constexpr uint32_t kDclWorldEntitiesPerParcel = 200;
 inline constexpr const char* kDclWorldSpecForm =
     "gen:dclworld:SCENES[:PARCELS][:walk=VIEW][:edits=all|spawn|move]";
 
@@ -78,7 +78,6 @@ enum class DclWorldEdits : uint8_t {
   Spawns,  // moves that keep their parents, deletions and creations
   Moves,   // moves that keep their parents
 };
-inline constexpr uint32_t kDclWorldEntitiesPerParcel = 200;
 
 bool is_dcl_world_spec(std::string_view spec);
 // Generates `frames` frames (at least 1) of the world the spec names; the same spec, frames and

@@ -67,17 +67,17 @@ TPROP_CONST kNarrowGroupSize = TPROP_NARROW_GROUP_SIZE;
 TPROP_CONST kScanGroupSize = TPROP_SCAN_GROUP_SIZE;
 TPROP_CONST kScanSharedBytes = TPROP_SCAN_GROUP_SIZE * 68u;
 TPROP_CONST kScanPositionsMax = 32u;
+// Levels an invocation of the scan composes and multiplies in its registers before the
+// workgroup's scan (in shared memory, log2 rounds with two barriers each) combines the
+// invocations': that scan, and the carry pass's serial walk over the tiles, cost per tile, so
+// four levels an invocation cut both by four.
+TPROP_CONST kScanLevelsPerInvocation = 4u;
 // The wide pass's stores through shared memory (propagate.comp, WideStores::Shared): a
 // workgroup's 4 columns of 256 matrices, each column's run padded by 2 vec4s (conflict-free
 // both ways), and two words. Only the variants built for it declare it; the host uses them where
 // the device's maxComputeSharedMemorySize holds it (past Vulkan's guaranteed 16 KiB).
 TPROP_CONST kWideColumnStride = TPROP_WIDE_GROUP_SIZE + 2u;
 TPROP_CONST kWideSharedStoreBytes = 4u * kWideColumnStride * 16u + 8u;
-// Levels an invocation of the scan composes and multiplies in its registers before the
-// workgroup's scan (in shared memory, log2 rounds with two barriers each) combines the
-// invocations': that scan, and the carry pass's serial walk over the tiles, cost per tile, so
-// four levels an invocation cut both by four.
-TPROP_CONST kScanLevelsPerInvocation = 4u;
 // One narrow workgroup is one SIMD row of llvmpipe (8 lanes of 256 bits): measured on lavapipe, a
 // 100,000-deep chain propagates in 0.12 s with 8 invocations against 0.84 s with 64, since every
 // level costs a barrier among all of them. Each invocation takes up to 8 entities of a level.
