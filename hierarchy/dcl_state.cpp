@@ -206,6 +206,38 @@ CrdtApplyResult CrdtState::apply(const CrdtMessage& m) {
   return CrdtApplyResult{};  // not one of the seven: the reader never produces it
 }
 
+bool CrdtState::put_held_transform(const CrdtMessage& m, CrdtOutcome& outcome) {
+  if ((m.type != CrdtMessageType::PutComponent && m.type != CrdtMessageType::PutComponentNetwork) ||
+      m.component != kDclTransformComponentId)
+    return false;
+  const uint16_t n = dcl_entity_number(m.entity);
+  const size_t page = n >> kPageBits;
+  if (page >= pages_.size() || !pages_[page]) return false;
+  NumberRecord& nr = pages_[page]->at[n & ((1u << kPageBits) - 1)];
+  // Live in place at the message's version: a deletion at or above that version would have
+  // taken the record out of place, and one below it made it dead no higher than it, so that
+  // apply_lww() would pass its dead check, find this record and create nothing.
+  if (!(nr.flags & kLive) || nr.version != dcl_entity_version(m.entity)) return false;
+  EntityRecord& rec = nr.held();
+  const std::span<const uint8_t> data(m.data);
+  ++counts_.by_type[uint32_t(m.type)];
+  if (rec.has_transform) {
+    const int c = lww_compare(m.lamport, false, data, rec.transform);
+    if (c <= 0) {
+      outcome = c == 0 ? CrdtOutcome::NoOp : CrdtOutcome::Outdated;
+      count(CrdtApplyResult{outcome, false, {}});
+      return true;
+    }
+  }
+  rec.has_transform = true;
+  rec.transform.lamport = m.lamport;
+  rec.transform.deleted = false;
+  rec.transform.data.assign(data);
+  outcome = CrdtOutcome::Applied;
+  ++counts_.applied;
+  return true;
+}
+
 CrdtApplyResult CrdtState::apply_lww(const CrdtMessage& m, bool deleted) {
   CrdtApplyResult r;
   // One look-up of the number serves the dead check and the record (a dead number has its

@@ -243,21 +243,22 @@ bool DclWorld::apply_unless_failed(SceneData& sc, const CrdtMessage& m,
 }
 
 CrdtApplyResult DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
-  const CrdtApplyResult r = sc.state.apply(m);
-  // Most messages move a held entity under the parent it has: what sync() would do then is
-  // only to write the values the message carries (the state now holds exactly its bytes).
-  if (r.outcome == CrdtOutcome::Applied && !r.entity_created &&
-      m.component == kDclTransformComponentId &&
-      (m.type == CrdtMessageType::PutComponent ||
-       m.type == CrdtMessageType::PutComponentNetwork) &&
-      sc.holds(m.entity)) {
-    NumberRecord& record = sc.numbers[dcl_entity_number(m.entity)];
+  // Most messages move a held entity: its state takes the Transform without the general
+  // dispatch, and under the parent it has already, what sync() would do then is only to write
+  // the values the message carries (the state now holds exactly its bytes).
+  CrdtApplyResult r;
+  if (sc.holds(m.entity) && sc.state.put_held_transform(m, r.outcome)) {
+    if (r.outcome != CrdtOutcome::Applied) return r;  // nothing changed: nothing to sync
+    const NumberRecord& record = sc.numbers[dcl_entity_number(m.entity)];
     const std::optional<DclTransform> t = decode_dcl_transform(m.data);
     if (t && t->parent == record.parent) {
       put_dcl_transform_values(store_, record.slot, *t);
-      return r;
+    } else {
+      sync(sc, m.entity);
     }
+    return r;
   }
+  r = sc.state.apply(m);
   for_each_entity_to_sync(m, r, [&](EntityId e) { sync(sc, e); });
   return r;
 }
