@@ -207,8 +207,8 @@ Status DclWorld::remove_scene(SceneId s) {
     return scene_error(sc.name, "out of memory removing the scene (it stays loaded)");
   }
   for (uint32_t n = 1; n < sc.numbers.size(); ++n)
-    if (sc.numbers[n].flags & kHeld) store_.destroy(sc.id(uint16_t(n)));
-  store_.destroy(sc.root());
+    if (sc.numbers[n].flags & kHeld) store_.destroy_at(sc.numbers[n].slot);
+  store_.destroy_at(sc.root_slot);
   scenes_[s].reset();
   free_slots_.push_back(s);
   --scene_count_;
@@ -513,9 +513,8 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
 // for ever) stand at the scene root, and a shadowed live version takes the number over.
 void DclWorld::release(SceneData& sc, uint16_t number) {
   if (sc.numbers[number].flags & kOnCycle) dissolve_cycle(sc, number);
-  const EntityId id = sc.id(number);
   store_.move_children_at(sc.numbers[number].slot, sc.root_slot);
-  store_.destroy(id);
+  store_.destroy_at(sc.numbers[number].slot);
   sc.numbers[number].flags = 0;
   sc.numbers[number].parent = kDclRootEntity;
   if (auto it = sc.shadows.find(number); it != sc.shadows.end()) {

@@ -84,9 +84,16 @@ uint32_t EntityStore::create_at_slot(EntityId id) {
 bool EntityStore::destroy(EntityId id) {
   const uint32_t found = live_slot(id);
   if (found == kNone) return false;
+  destroy_at(found);
+  return true;
+}
+
+void EntityStore::destroy_at(uint32_t slot) {
+  assert(alive_at(slot));
   // Room first for every list below: out of memory, the entity stays as it was.
-  reserve_destroys(1, child_count_at(found));
-  const uint32_t slot = id_to_slot_.take(id);
+  reserve_destroys(1, child_count_at(slot));
+  [[maybe_unused]] const uint32_t taken = id_to_slot_.take(ids_[slot]);
+  assert(taken == slot);
   // Unity's ParentSystem: children of a destroyed parent leave the hierarchy.
   for (uint32_t child = links_[slot].first_child; child != kNone;) {
     const uint32_t next = links_[child].next_sibling;
@@ -108,7 +115,6 @@ bool EntityStore::destroy(EntityId id) {
   touch(slot);
   mark_structural(slot);
   hierarchy_changed_ = true;
-  return true;
 }
 
 void EntityStore::reserve_destroys(size_t entities, size_t children) {

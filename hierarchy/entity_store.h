@@ -73,6 +73,9 @@ class EntityStore {
   uint32_t create_at_slot(EntityId id);
   // Returns false when there is no such entity. Its children lose their Parent.
   bool destroy(EntityId id);
+  // The same for the live entity at `slot`, for callers that keep their entities' slots: one
+  // id-map probe instead of two.
+  void destroy_at(uint32_t slot);
   // Room for destroying `entities` entities that have `children` children in all (each entity's
   // child_count_at(), counted before the first destroy): after it, those destroy() calls
   // allocate nothing, so a caller that must not stop half way can fail before it starts.

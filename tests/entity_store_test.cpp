@@ -169,6 +169,34 @@ TEST(EntityStore, DestroyedParentDetachesItsChildren) {
   EXPECT_TRUE(store.children(1).empty());
 }
 
+// By slot as by id: the entity goes, its children lose their Parent, its own parent's list
+// loses it, and its id and slot are free again.
+TEST(EntityStore, DestroyAtASlotDoesWhatDestroyByIdDoes) {
+  EntityStore by_id, by_slot;
+  for (EntityStore* store : {&by_id, &by_slot}) {
+    for (EntityId e : {1, 2, 3, 4, 5}) store->create(e);
+    store->set_parent(2, 1);
+    store->set_parent(3, 2);
+    store->set_parent(4, 2);
+    store->set_parent(5, 1);
+    (void)store->take_changes();
+  }
+  by_id.destroy(2);
+  by_slot.destroy_at(by_slot.slot_of(2));
+  for (EntityStore* store : {&by_id, &by_slot}) {
+    EXPECT_FALSE(store->contains(2));
+    EXPECT_FALSE(store->has(3, Component::Parent));
+    EXPECT_FALSE(store->has(4, Component::Parent));
+    EXPECT_EQ(store->children(1), std::vector<EntityId>{5});
+    const StoreChanges changes = store->take_changes();
+    EXPECT_TRUE(changes.hierarchy);
+    std::vector<uint32_t> structural = changes.structural;
+    std::sort(structural.begin(), structural.end());
+    EXPECT_EQ(structural, (std::vector<uint32_t>{1, 2, 3}));  // the slots of 2, 3 and 4
+  }
+  EXPECT_EQ(by_slot.create_at_slot(2), 1u);  // the id and the slot are free again
+}
+
 TEST(EntityStore, ChildOfAnUnknownParentAttachesWhenThatParentIsCreated) {
   EntityStore store;
   store.create(2);
