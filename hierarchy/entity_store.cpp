@@ -15,14 +15,16 @@ constexpr size_t kRecordsAhead = 16;
 // Capacity for `more` further elements, grown geometrically (reserve() alone grows to the exact
 // size asked: once an element, that is a copy of the whole list each time). The test inline:
 // every edit asks for room in a few lists, and the lists grow only now and then.
-[[gnu::noinline]] void grow_for(std::vector<uint32_t>& list, size_t more) {
+[[gnu::noinline]] void grow_list(std::vector<uint32_t>& list, size_t more) {
   list.reserve(std::max(list.size() + more, 2 * list.capacity()));
 }
 inline void room_for(std::vector<uint32_t>& list, size_t more) {
-  if (list.size() + more > list.capacity()) [[unlikely]] grow_for(list, more);
+  if (list.size() + more > list.capacity()) [[unlikely]] grow_list(list, more);
 }
 
 }  // namespace
+
+void EntityStore::grow_for(std::vector<uint32_t>& list, size_t more) { grow_list(list, more); }
 
 void EntityStore::reserve(size_t entities) {
   id_to_slot_.reserve(entities);
@@ -155,14 +157,6 @@ void EntityStore::touch(uint32_t slot) {
   }
 }
 
-void EntityStore::touch_value(uint32_t slot) {
-  const uint32_t lists = listed(slot);
-  if (!(lists & (kListedValues | kListedReshaped))) {
-    value_slots_.push_back(slot);
-    set_listed(slot, lists | kListedValues);
-  }
-}
-
 void EntityStore::mark_structural(uint32_t slot) {
   const uint32_t lists = listed(slot);
   if (!(lists & kListedStructural)) {
@@ -248,34 +242,6 @@ bool EntityStore::set_non_uniform_scale(EntityId e, float3 v) {
   set_value_bit(s, Component::NonUniformScale);  // listed first: out of memory, nothing changed
   rec_[s].non_uniform_scale = v;
   return true;
-}
-
-void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation, float scale) {
-  set_tr_and_scale_kind(s, translation, rotation, Component::Scale, Component::NonUniformScale);
-  rec_[s].scale = scale;
-}
-
-void EntityStore::set_trs_at(uint32_t s, float3 translation, quat rotation,
-                             float3 non_uniform_scale) {
-  set_tr_and_scale_kind(s, translation, rotation, Component::NonUniformScale, Component::Scale);
-  rec_[s].non_uniform_scale = non_uniform_scale;
-}
-
-void EntityStore::set_tr_and_scale_kind(uint32_t s, float3 translation, quat rotation,
-                                        Component scale, Component other_scale) {
-  assert(alive_at(s));
-  Record& r = rec_[s];
-  const uint32_t flags = (r.flags & ~bit(other_scale)) | bit(Component::Translation) |
-                         bit(Component::Rotation) | bit(scale);
-  // Listed first: out of memory, nothing changed.
-  if (flags == r.flags) {
-    touch_value(s);
-  } else {
-    touch(s);
-    r.flags = flags;
-  }
-  r.translation = translation;
-  r.rotation = rotation;
 }
 
 bool EntityStore::set_rotation_euler(EntityId e, EulerOrder order, float3 radians) {
