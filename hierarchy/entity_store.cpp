@@ -144,27 +144,6 @@ uint32_t EntityStore::live_slot(EntityId e) const { return id_to_slot_.find(e); 
 
 // Listed first, marked after: out of memory, the slot is neither, and the next change lists it
 // (marked but not listed, its changes would never be reported).
-void EntityStore::touch(uint32_t slot) {
-  const uint32_t lists = listed(slot);
-  if (!(lists & kListedReshaped)) {
-    dirty_slots_.push_back(slot);
-    // Listed in value_slots_ this frame: it leaves that list in take_changes().
-    if (lists & kListedValues) {
-      if (spoiled_count_ < kSpoiledMax) spoiled_[spoiled_count_] = slot;
-      spoiled_count_ = std::min(spoiled_count_ + 1, kSpoiledMax + 1);
-    }
-    set_listed(slot, lists | kListedReshaped);
-  }
-}
-
-void EntityStore::mark_structural(uint32_t slot) {
-  const uint32_t lists = listed(slot);
-  if (!(lists & kListedStructural)) {
-    structural_slots_.push_back(slot);
-    set_listed(slot, lists | kListedStructural);
-  }
-}
-
 void EntityStore::reserve_parent_change(size_t slots) {
   room_for(parent_changed_slots_, slots);
   room_for(dirty_slots_, slots);

@@ -20,6 +20,7 @@
 // world's ingest, one cache miss each.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cstdint>
@@ -295,8 +296,34 @@ class EntityStore {
   bool hierarchy_changed_ = false;
 };
 
-// A world's frame moves some 10,000 entities through set_trs_at(): inline, with the change
-// list's growth out of line, where four calls deep it cost a hundred instructions a move.
+// The change lists' bookkeeping, a few instructions an edit, inline, with the lists' growth out
+// of line: a world's frame moves some 10,000 entities through set_trs_at(), which four calls
+// deep cost a hundred instructions a move, and creates, destroys and re-parents some 3,000,
+// each listed in two or three lists.
+inline void EntityStore::touch(uint32_t slot) {
+  const uint32_t lists = listed(slot);
+  if (!(lists & kListedReshaped)) {
+    if (dirty_slots_.size() == dirty_slots_.capacity()) [[unlikely]] grow_for(dirty_slots_, 1);
+    dirty_slots_.push_back(slot);
+    // Listed in value_slots_ this frame: it leaves that list in take_changes().
+    if (lists & kListedValues) {
+      if (spoiled_count_ < kSpoiledMax) spoiled_[spoiled_count_] = slot;
+      spoiled_count_ = std::min(spoiled_count_ + 1, kSpoiledMax + 1);
+    }
+    set_listed(slot, lists | kListedReshaped);
+  }
+}
+
+inline void EntityStore::mark_structural(uint32_t slot) {
+  const uint32_t lists = listed(slot);
+  if (!(lists & kListedStructural)) {
+    if (structural_slots_.size() == structural_slots_.capacity()) [[unlikely]]
+      grow_for(structural_slots_, 1);
+    structural_slots_.push_back(slot);
+    set_listed(slot, lists | kListedStructural);
+  }
+}
+
 [[gnu::always_inline]] inline void EntityStore::touch_value(uint32_t slot) {
   const uint32_t lists = listed(slot);
   if (!(lists & (kListedValues | kListedReshaped))) {
