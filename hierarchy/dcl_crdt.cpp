@@ -158,6 +158,11 @@ Error CrdtStreamReader::fail(std::string message) {
   return *error_;
 }
 
+size_t CrdtStreamReader::malformed(std::string message) {
+  fail(std::move(message));
+  return kMalformed;
+}
+
 void CrdtStreamReader::stop(const char* why) noexcept {
   try {
     fail(why);
@@ -178,11 +183,11 @@ Result<std::optional<CrdtMessage>> CrdtStreamReader::next() {
 
 Result<bool> CrdtStreamReader::next(CrdtMessage& out) {
   if (error_) return *error_;
-  Result<size_t> length = parse(buffer_.data() + read_, buffer_.size() - read_, out);
-  if (!length) return length.error();
-  if (*length == 0) return false;
-  read_ += *length;
-  consumed_ += *length;
+  const size_t length = parse(buffer_.data() + read_, buffer_.size() - read_, out);
+  if (length == kMalformed) return *error_;
+  if (length == 0) return false;
+  read_ += length;
+  consumed_ += length;
   return true;
 }
 
@@ -194,34 +199,34 @@ size_t CrdtStreamReader::missing_bytes() const {
   return length > available ? length - available : 1;
 }
 
-Result<size_t> CrdtStreamReader::parse(const uint8_t* p, size_t available, CrdtMessage& out) {
-  if (available < kCrdtHeaderSize) return size_t(0);
+size_t CrdtStreamReader::parse(const uint8_t* p, size_t available, CrdtMessage& out) {
+  if (available < kCrdtHeaderSize) return 0;
   const uint32_t length = read_u32_le(p);
   const uint32_t raw_type = read_u32_le(p + 4);
   // Everything the header alone can tell is checked before waiting for the body, so a corrupt
   // length is reported at once instead of waiting for bytes that will never come.
   if (length < kCrdtHeaderSize)
-    return fail("length " + std::to_string(length) + " is shorter than the 8-byte header");
-  if (!valid_type(raw_type)) return fail("unknown message type " + std::to_string(raw_type));
+    return malformed("length " + std::to_string(length) + " is shorter than the 8-byte header");
+  if (!valid_type(raw_type)) return malformed("unknown message type " + std::to_string(raw_type));
   const auto type = CrdtMessageType(raw_type);
   const size_t fixed = fixed_size(type);
   if (length < fixed)
-    return fail("length " + std::to_string(length) + " is shorter than the " +
+    return malformed("length " + std::to_string(length) + " is shorter than the " +
                 std::to_string(fixed) + "-byte " + crdt_message_type_name(type) + " header");
   if (!crdt_type_has_data(type) && length != fixed)
-    return fail("length " + std::to_string(length) + " does not match the " +
+    return malformed("length " + std::to_string(length) + " does not match the " +
                 std::to_string(fixed) + " bytes of " + crdt_message_type_name(type));
-  if (available < fixed) return size_t(0);
+  if (available < fixed) return 0;
   if (crdt_type_has_data(type)) {
     const uint32_t data_length = read_u32_le(p + fixed - 4);
     if (data_length != length - fixed)
-      return fail("dataLength " + std::to_string(data_length) + " disagrees with length " +
+      return malformed("dataLength " + std::to_string(data_length) + " disagrees with length " +
                   std::to_string(length) + " (" + std::to_string(length - fixed) +
                   " bytes of data)");
   }
-  if (available < length) return size_t(0);
+  if (available < length) return 0;
   parse_body(type, p, length, out);
-  return size_t(length);
+  return length;
 }
 
 Status CrdtStreamReader::finish() const {
