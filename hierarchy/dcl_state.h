@@ -81,7 +81,7 @@ class CrdtState {
   // apply(m) for the message most of a world's frame is made of: a PUT (or PUT_NETWORK) of the
   // Transform of an entity that is its number's live version held in place, which creates
   // nothing and kills nothing, so that its outcome is all there is to say. Without apply()'s
-  // general dispatch: a tenth of such a message's instructions. Returns false, having changed
+  // general dispatch (a tenth of a world message's instructions). Returns false, having changed
   // nothing, for any other message; apply() then takes it.
   bool put_held_transform(const CrdtMessage& m, CrdtOutcome& outcome);
 

@@ -207,8 +207,8 @@ Status DclWorld::remove_scene(SceneId s) {
     return scene_error(sc.name, "out of memory removing the scene (it stays loaded)");
   }
   for (uint32_t n = 1; n < sc.numbers.size(); ++n)
-    if (sc.numbers[n].flags & kHeld) store_.destroy_at(sc.numbers[n].slot);
-  store_.destroy_at(sc.root_slot);
+    if (sc.numbers[n].flags & kHeld) destroy_held(sc.numbers[n].slot, sc.id(uint16_t(n)));
+  destroy_held(sc.root_slot, sc.root());
   scenes_[s].reset();
   free_slots_.push_back(s);
   --scene_count_;
@@ -509,12 +509,18 @@ void DclWorld::sync(SceneData& sc, EntityId e) {
   }
 }
 
+// By the slot the world keeps (one id-map probe, not two), unless a caller destroyed the entity
+// through store() already (the world does not forbid it).
+void DclWorld::destroy_held(uint32_t slot, EntityId id) {
+  if (store_.alive_at(slot) && store_.id_at(slot) == id) store_.destroy_at(slot);
+}
+
 // The held version of `number` died: its store entity goes, its children (which name a dead id
 // for ever) stand at the scene root, and a shadowed live version takes the number over.
 void DclWorld::release(SceneData& sc, uint16_t number) {
   if (sc.numbers[number].flags & kOnCycle) dissolve_cycle(sc, number);
   store_.move_children_at(sc.numbers[number].slot, sc.root_slot);
-  store_.destroy_at(sc.numbers[number].slot);
+  destroy_held(sc.numbers[number].slot, sc.id(number));
   sc.numbers[number].flags = 0;
   sc.numbers[number].parent = kDclRootEntity;
   if (auto it = sc.shadows.find(number); it != sc.shadows.end()) {

@@ -139,6 +139,7 @@ class DclWorld {
   void drain();
   void sync(SceneData& sc, EntityId e);
   void release(SceneData& sc, uint16_t number);
+  void destroy_held(uint32_t slot, EntityId id);
   void relink(SceneData& sc, uint16_t number);
   void note_waiting(SceneData& sc, uint16_t number);
   void dissolve_cycle(SceneData& sc, uint16_t member);
