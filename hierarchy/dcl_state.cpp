@@ -63,12 +63,6 @@ CrdtState::~CrdtState() = default;
 CrdtState::CrdtState(CrdtState&&) noexcept = default;
 CrdtState& CrdtState::operator=(CrdtState&&) noexcept = default;
 
-const CrdtState::NumberRecord* CrdtState::number(uint16_t n) const {
-  const size_t page = n >> kPageBits;
-  if (page >= pages_.size() || !pages_[page]) return nullptr;
-  return &pages_[page]->at[n & ((1u << kPageBits) - 1)];
-}
-
 // Inline: every message asks, and all but the first of a page find it.
 inline CrdtState::NumberRecord& CrdtState::number_for_write(uint16_t n) {
   const size_t page = n >> kPageBits;

@@ -162,6 +162,13 @@ class CrdtState {
   CrdtCounts counts_;
 };
 
+// Inline: prefetch() asks it for every message a world reads.
+inline const CrdtState::NumberRecord* CrdtState::number(uint16_t n) const {
+  const size_t page = n >> kPageBits;
+  if (page >= pages_.size() || !pages_[page]) return nullptr;
+  return &pages_[page]->at[n & ((1u << kPageBits) - 1)];
+}
+
 // The LWW order itself, exposed for tests and tools: > 0 when the incoming value (lamport,
 // deleted, data) beats the held one, 0 when identical, < 0 when it loses.
 int lww_compare(uint32_t lamport, bool deleted, std::span<const uint8_t> data,

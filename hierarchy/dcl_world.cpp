@@ -291,7 +291,10 @@ void DclWorld::stage(SceneData& sc, size_t chunk, const CrdtMessage& m) {
   const uint16_t n = dcl_entity_number(m.entity);
   if (n < sc.numbers.size()) prefetch_line(&sc.numbers[n]);
   if (read_ - requested_ > kStoreAhead) request_store(pipeline_[requested_++ % kPipeline]);
-  if (read_ - linked_ > kLinksAhead) request_links(pipeline_[linked_++ % kPipeline]);
+  if (read_ - linked_ > kLinksAhead) {
+    const Staged& to_link = pipeline_[linked_++ % kPipeline];
+    if (to_link.unlinks || to_link.links_below != 0) request_links(to_link);  // not a move
+  }
   if (read_ - applied_ > kApplyAhead) apply_staged();
 }
 
