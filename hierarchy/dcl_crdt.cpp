@@ -212,17 +212,17 @@ size_t CrdtStreamReader::parse(const uint8_t* p, size_t available, CrdtMessage& 
   const size_t fixed = fixed_size(type);
   if (length < fixed)
     return malformed("length " + std::to_string(length) + " is shorter than the " +
-                std::to_string(fixed) + "-byte " + crdt_message_type_name(type) + " header");
+                     std::to_string(fixed) + "-byte " + crdt_message_type_name(type) + " header");
   if (!crdt_type_has_data(type) && length != fixed)
     return malformed("length " + std::to_string(length) + " does not match the " +
-                std::to_string(fixed) + " bytes of " + crdt_message_type_name(type));
+                     std::to_string(fixed) + " bytes of " + crdt_message_type_name(type));
   if (available < fixed) return 0;
   if (crdt_type_has_data(type)) {
     const uint32_t data_length = read_u32_le(p + fixed - 4);
     if (data_length != length - fixed)
-      return malformed("dataLength " + std::to_string(data_length) + " disagrees with length " +
-                  std::to_string(length) + " (" + std::to_string(length - fixed) +
-                  " bytes of data)");
+      return malformed("dataLength " + std::to_string(data_length) +
+                       " disagrees with length " + std::to_string(length) + " (" +
+                       std::to_string(length - fixed) + " bytes of data)");
   }
   if (available < length) return 0;
   parse_body(type, p, length, out);
