@@ -25,7 +25,9 @@
 // LocalToWorld fits one buffer (maxMemoryAllocationSize / 64 entities: 33 million on lavapipe,
 // 67 million with 4 GiB) has one piece per per-slot array, as before.
 //
-// The context must outlive the Propagator. update() rewrites (or frees) the staging memory that
+// The context must outlive the Propagator. The pass pipelines belong to the context: the
+// variants one Propagator compiles serve every later one of the same context (a scene reloaded
+// compiles nothing), and they are destroyed with the context. update() rewrites (or frees) the staging memory that
 // the previously recorded command buffer copies from, so the caller must have waited for that
 // command buffer (fence, timeline semaphore or vkQueueWaitIdle) before calling update() again.
 #pragma once
@@ -148,9 +150,10 @@ struct FrameStats {
   uint32_t chain_steps = 0;           // chains of one-entity levels walked by one subgroup
   uint32_t bundle_steps = 0;          // bundles of parallel chains, an invocation per chain
   uint32_t fused_levels = 0;          // levels evaluated by fused steps (LevelPasses::Fused)
-  uint32_t pipelines_created = 0;     // pass variants update() made (a driver's compile each:
-                                      // milliseconds on some; a full frame makes those that
-                                      // later frames of the scene reach for)
+  uint32_t pipelines_created = 0;     // pass variants update() compiled, those the context
+                                      // lacked (a driver's compile each: milliseconds on some;
+                                      // a full frame makes those that later frames of the scene
+                                      // reach for)
   uint32_t slot_pieces = 0;           // buffers each per-slot array spans (LocalToWorld's pieces)
   // The scene's buffers after update(): device-local (every array's pieces, the piece tables,
   // pointer jumping's scratch) and host-visible staging (the depth order's, the rare records', a

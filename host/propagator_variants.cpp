@@ -196,9 +196,9 @@ void Propagator::Impl::trim_chains() {
 }
 
 Status Propagator::Impl::prepare_passes() {
-  const size_t variants_before = pipes.variant_count();
+  const uint32_t compiled_before = pipes.compiled();
   Status st = prepare_variants();
-  stats.pipelines_created = static_cast<uint32_t>(pipes.variant_count() - variants_before);
+  stats.pipelines_created = pipes.compiled() - compiled_before;
   return st;
 }
 

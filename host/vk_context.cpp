@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "vk_debug.h"
+#include "vk_pipeline.h"
 
 namespace tprop {
 
@@ -335,6 +336,7 @@ bool feature_enabled(const RequiredFeature& feature, const void* chain,
 }
 
 ContextState::~ContextState() {
+  pipelines.reset();  // before the device they live on
   if (device != VK_NULL_HANDLE && owns_device && vk.vkDestroyDevice) {
     vk.vkDeviceWaitIdle(device);
     vk.vkDestroyDevice(device, nullptr);

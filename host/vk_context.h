@@ -105,6 +105,9 @@ struct ValidationCounts {
   uint32_t warnings = 0;
 };
 
+// The context also keeps the compute pipelines its Propagators compile (shared by all of them),
+// so the command buffers that recorded any Propagator's passes must have completed before the
+// context is destroyed.
 class VulkanContext {
  public:
   static Result<VulkanContext> create_headless(const ContextOptions& options = {});

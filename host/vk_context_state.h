@@ -5,11 +5,15 @@
 #include "vk_volk_table.h"
 
 #include <atomic>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "vk_context.h"
 
 namespace tprop {
+
+class PipelineLibrary;  // vk_pipeline.h
 
 // The instance-level functions tprop calls, loaded through the context's own
 // vkGetInstanceProcAddr (never volk's globals).
@@ -54,6 +58,12 @@ struct ContextState {
   bool print_validation = true;
   std::atomic<uint32_t> validation_errors{0};
   std::atomic<uint32_t> validation_warnings{0};
+
+  // The passes' pipelines, shared by every Propagator of this context: made by the first
+  // (ComputePipelines::create), destroyed with the context, used under the mutex (Propagators
+  // may be created and updated on different threads).
+  mutable std::mutex pipelines_mutex;
+  mutable std::unique_ptr<PipelineLibrary> pipelines;
 
   ~ContextState();
 };

@@ -2,10 +2,9 @@
 
 #include "vk_debug.h"
 
-#include <algorithm>
 #include <cassert>
 #include <cstdio>
-#include <iterator>
+#include <mutex>
 #include <string>
 
 namespace tprop {
@@ -208,12 +207,11 @@ uint32_t ComputePipelines::key(Pass pass, Addressing a, uint32_t features) {
   return uint32_t(pass) | uint32_t(a) << 4 | relevant_features(pass, features) << 8;
 }
 
-Status ComputePipelines::prepare(Pass pass, Addressing a, uint32_t features) {
-  const ContextState& s = *state_;
-  features = relevant_features(pass, features);
-  const uint32_t k = key(pass, a, features);
-  for (const Variant& v : variants_)
-    if (v.key == k) return ok_status();
+Result<VkPipeline> PipelineLibrary::variant(uint32_t k, Pass pass, Addressing a,
+                                            uint32_t features, bool& compiled) {
+  compiled = false;
+  if (const auto it = variants_.find(k); it != variants_.end()) return it->second;
+  const ContextState& s = state_;
   const VkShaderModule module = modules_[int(pass)][int(a)];
   assert(module && "no such build of this pass");
   if (!module) return Error{"internal: a pass without that addressing was asked for"};
@@ -236,21 +234,13 @@ Status ComputePipelines::prepare(Pass pass, Addressing a, uint32_t features) {
   VkResult r = s.vk.vkCreateComputePipelines(s.device, VK_NULL_HANDLE, 1, &cpci, nullptr, &pipeline);
   if (r != VK_SUCCESS) return Error{"creating pipeline " + name + " failed: " + describe(r)};
   set_debug_name(s, VK_OBJECT_TYPE_PIPELINE, pipeline, name.c_str());
-  variants_.push_back({k, pipeline});
-  return ok_status();
+  variants_.emplace(k, pipeline);
+  compiled = true;
+  return pipeline;
 }
 
-VkPipeline ComputePipelines::get(Pass pass, Addressing a, uint32_t features) const {
-  const uint32_t k = key(pass, a, features);
-  for (const Variant& v : variants_)
-    if (v.key == k) return v.pipeline;
-  assert(false && "a pipeline variant was not prepared");
-  return VK_NULL_HANDLE;
-}
-
-Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
-  ComputePipelines out;
-  out.state_ = &s;
+Result<std::unique_ptr<PipelineLibrary>> PipelineLibrary::create(const ContextState& s) {
+  std::unique_ptr<PipelineLibrary> out(new PipelineLibrary(s));
 
   // The storage buffers, then the texel views of the texel variant (scene_layout.h).
   constexpr uint32_t kAllBindings = gpu::kBindingCount + gpu::kTexelCount;
@@ -266,9 +256,9 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
   dslci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
   dslci.bindingCount = kAllBindings;
   dslci.pBindings = bindings;
-  VkResult r = s.vk.vkCreateDescriptorSetLayout(s.device, &dslci, nullptr, &out.set_layout_);
+  VkResult r = s.vk.vkCreateDescriptorSetLayout(s.device, &dslci, nullptr, &out->set_layout_);
   if (r != VK_SUCCESS) return Error{"creating the descriptor set layout failed: " + describe(r)};
-  set_debug_name(s, VK_OBJECT_TYPE_DESCRIPTOR_SET_LAYOUT, out.set_layout_, "tprop.scene_layout");
+  set_debug_name(s, VK_OBJECT_TYPE_DESCRIPTOR_SET_LAYOUT, out->set_layout_, "tprop.scene_layout");
 
   VkPushConstantRange range{};
   range.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
@@ -277,15 +267,14 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
   VkPipelineLayoutCreateInfo plci{};
   plci.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
   plci.setLayoutCount = 1;
-  plci.pSetLayouts = &out.set_layout_;
+  plci.pSetLayouts = &out->set_layout_;
   plci.pushConstantRangeCount = 1;
   plci.pPushConstantRanges = &range;
-  r = s.vk.vkCreatePipelineLayout(s.device, &plci, nullptr, &out.layout_);
+  r = s.vk.vkCreatePipelineLayout(s.device, &plci, nullptr, &out->layout_);
   if (r != VK_SUCCESS) return Error{"creating the pipeline layout failed: " + describe(r)};
-  set_debug_name(s, VK_OBJECT_TYPE_PIPELINE_LAYOUT, out.layout_, "tprop.layout");
+  set_debug_name(s, VK_OBJECT_TYPE_PIPELINE_LAYOUT, out->layout_, "tprop.layout");
 
-  // Every module now; pipelines as frames need them (the scatters, which every frame with
-  // changes runs and which have no variants, now).
+  // Every module now; pipelines as frames need them.
   for (int p = 0; p < kPassCount; ++p)
     for (int a = 0; a < kAddressingCount; ++a) {
       const PassSource& src = kSources[p][a];
@@ -294,52 +283,70 @@ Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
       smci.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
       smci.codeSize = src.bytes;
       smci.pCode = src.code;
-      r = s.vk.vkCreateShaderModule(s.device, &smci, nullptr, &out.modules_[p][a]);
+      r = s.vk.vkCreateShaderModule(s.device, &smci, nullptr, &out->modules_[p][a]);
       if (r != VK_SUCCESS)
         return Error{std::string("creating shader module ") + src.name + " failed: " + describe(r)};
-      set_debug_name(s, VK_OBJECT_TYPE_SHADER_MODULE, out.modules_[p][a], src.name);
+      set_debug_name(s, VK_OBJECT_TYPE_SHADER_MODULE, out->modules_[p][a], src.name);
     }
-  for (Addressing a : {Addressing::DeviceAddress, Addressing::Descriptors})
-    for (Pass p : {Pass::Scatter, Pass::ScatterValues})
-      if (Status st = out.prepare(p, a, 0); !st) return st.error();
-  out.chain_supported_ = query_chain_support(s);
+  out->chain_supported_ = query_chain_support(s);
   return out;
 }
 
-ComputePipelines& ComputePipelines::operator=(ComputePipelines&& other) noexcept {
-  if (this == &other) return *this;
-  reset();
-  state_ = other.state_;
-  set_layout_ = other.set_layout_;
-  layout_ = other.layout_;
-  std::copy(&other.modules_[0][0], &other.modules_[0][0] + kPassCount * kAddressingCount,
-            &modules_[0][0]);
-  variants_ = std::move(other.variants_);
-  chain_supported_ = other.chain_supported_;
-  other.set_layout_ = VK_NULL_HANDLE;
-  other.layout_ = VK_NULL_HANDLE;
-  for (auto& m : other.modules_) std::fill(std::begin(m), std::end(m), VkShaderModule(VK_NULL_HANDLE));
-  other.variants_.clear();
-  return *this;
+PipelineLibrary::~PipelineLibrary() {
+  const ContextState& s = state_;
+  for (const auto& [k, pipeline] : variants_) s.vk.vkDestroyPipeline(s.device, pipeline, nullptr);
+  for (auto& m : modules_)
+    for (VkShaderModule x : m)
+      if (x) s.vk.vkDestroyShaderModule(s.device, x, nullptr);
+  if (layout_) s.vk.vkDestroyPipelineLayout(s.device, layout_, nullptr);
+  if (set_layout_) s.vk.vkDestroyDescriptorSetLayout(s.device, set_layout_, nullptr);
 }
 
-void ComputePipelines::reset() {
-  if (!state_) return;
-  for (const Variant& v : variants_) state_->vk.vkDestroyPipeline(state_->device, v.pipeline, nullptr);
-  variants_.clear();
-  for (auto& m : modules_)
-    for (VkShaderModule& x : m) {
-      if (x) state_->vk.vkDestroyShaderModule(state_->device, x, nullptr);
-      x = VK_NULL_HANDLE;
+Status ComputePipelines::prepare(Pass pass, Addressing a, uint32_t features) {
+  features = relevant_features(pass, features);
+  const uint32_t k = key(pass, a, features);
+  for (const Variant& v : variants_)
+    if (v.key == k) return ok_status();
+  bool compiled = false;
+  Result<VkPipeline> pipeline = [&] {
+    const std::lock_guard<std::mutex> lock(state_->pipelines_mutex);
+    return library_->variant(k, pass, a, features, compiled);
+  }();
+  if (!pipeline) return pipeline.error();
+  variants_.push_back({k, *pipeline});
+  compiled_ += compiled;
+  return ok_status();
+}
+
+VkPipeline ComputePipelines::get(Pass pass, Addressing a, uint32_t features) const {
+  const uint32_t k = key(pass, a, features);
+  for (const Variant& v : variants_)
+    if (v.key == k) return v.pipeline;
+  assert(false && "a pipeline variant was not prepared");
+  return VK_NULL_HANDLE;
+}
+
+Result<ComputePipelines> ComputePipelines::create(const ContextState& s) {
+  ComputePipelines out;
+  out.state_ = &s;
+  {
+    const std::lock_guard<std::mutex> lock(s.pipelines_mutex);
+    if (!s.pipelines) {
+      auto library = PipelineLibrary::create(s);
+      if (!library) return library.error();
+      s.pipelines = std::move(*library);
     }
-  if (layout_) state_->vk.vkDestroyPipelineLayout(state_->device, layout_, nullptr);
-  if (set_layout_) state_->vk.vkDestroyDescriptorSetLayout(state_->device, set_layout_, nullptr);
-  layout_ = VK_NULL_HANDLE;
-  set_layout_ = VK_NULL_HANDLE;
+    out.library_ = s.pipelines.get();
+  }
+  for (Addressing a : {Addressing::DeviceAddress, Addressing::Descriptors})
+    for (Pass p : {Pass::Scatter, Pass::ScatterValues})
+      if (Status st = out.prepare(p, a, 0); !st) return st.error();
+  return out;
 }
 
 void ComputePipelines::push(VkCommandBuffer cmd, const gpu::ScenePush& push) const {
-  state_->vk.vkCmdPushConstants(cmd, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), &push);
+  state_->vk.vkCmdPushConstants(cmd, layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push),
+                                &push);
 }
 
 }  // namespace tprop

@@ -306,14 +306,9 @@ TEST_F(GpuVariants, BundlesOfParallelChainsMatchTheReferenceOverFrames) {
   }
 }
 
-// A full frame also compiles the variants that the later frames of its scene reach for, since a
-// driver's compile takes milliseconds: a hitch in whichever frame first needs one. Here a forest
-// with three parallel chains deep enough to scan, walked as on a GPU (pointer jumping, scans):
-// frames of values, of despawns that break the chains (the run jumped then, roots left below
-// level 0), spawns and re-parents compile nothing.
-TEST_F(GpuVariants, AFullFrameCompilesTheVariantsItsScenesLaterFramesReachFor) {
+// A forest of 2,000 with three parallel chains of 200 below entity 7, deep enough to scan.
+EntityStore forest_with_parallel_chains(ValueSource& v) {
   EntityStore store;
-  ValueSource v(21);
   for (EntityId id = 0; id < 2000; ++id) {
     store.create(id);
     add_features(store, id, kTranslation | kRotation | kScale, v);
@@ -326,10 +321,31 @@ TEST_F(GpuVariants, AFullFrameCompilesTheVariantsItsScenesLaterFramesReachFor) {
       add_features(store, e, kTranslation | kRotation, v);
       store.set_parent(e, l ? e - 3 : 7);
     }
+  return store;
+}
+
+// Its own context, validated: the shared one keeps what earlier tests compiled.
+VulkanContext fresh_context() {
+  auto ctx = VulkanContext::create_headless({.validation = true});
+  if (!ctx) {
+    ADD_FAILURE() << ctx.error().message;
+    std::abort();
+  }
+  return std::move(*ctx);
+}
+
+// A full frame also compiles the variants that the later frames of its scene reach for, since a
+// driver's compile takes milliseconds: a hitch in whichever frame first needs one. Here a forest
+// with three parallel chains deep enough to scan, walked as on a GPU (pointer jumping, scans):
+// frames of values, of despawns that break the chains (the run jumped then, roots left below
+// level 0), spawns and re-parents compile nothing.
+TEST_F(GpuVariants, AFullFrameCompilesTheVariantsItsScenesLaterFramesReachFor) {
+  ValueSource v(21);
+  EntityStore store = forest_with_parallel_chains(v);
+  VulkanContext own = fresh_context();
   // No compaction: the orphaned chain tails stay roots below level 0, whose dispatches test
   // which entities keep their own matrix (kFeatureFinalTest).
-  Propagator gpu =
-      make_propagator(ctx(), {.compact_per_frame = 0, .narrow_walk = NarrowWalk::Jump});
+  Propagator gpu = make_propagator(own, {.compact_per_frame = 0, .narrow_walk = NarrowWalk::Jump});
   CpuReference cpu;
   ASSERT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
   EXPECT_GT(gpu.last_frame().pipelines_created, 0u);
@@ -356,6 +372,44 @@ TEST_F(GpuVariants, AFullFrameCompilesTheVariantsItsScenesLaterFramesReachFor) {
   store.set_parent(10000 + 3 * 100 + 1, 12);
   frame("re-parents");
   EXPECT_GT(gpu.order().deep_roots(), 0u);
+  EXPECT_EQ(own.validation_counts().errors, 0u);
+  EXPECT_EQ(own.validation_counts().warnings, 0u);
+}
+
+// The variants belong to the context: a second Propagator of it compiles none of those the first
+// compiled and keeps running them after the first is gone; another context compiles its own.
+TEST_F(GpuVariants, PropagatorsOfOneContextShareTheVariantsItCompiled) {
+  ValueSource v(22);
+  EntityStore store = forest_with_parallel_chains(v);
+  VulkanContext own = fresh_context();
+  const PropagatorOptions options{.narrow_walk = NarrowWalk::Jump};
+  CpuReference cpu;
+  auto first = std::make_unique<Propagator>(make_propagator(own, options));
+  ASSERT_LE(frame_and_compare(*first, cpu, store, "first propagator"), 1.0);
+  const uint32_t compiled = first->last_frame().pipelines_created;
+  EXPECT_GT(compiled, 0u);
+
+  Propagator second = make_propagator(own, options);
+  ASSERT_LE(frame_and_compare(second, cpu, store, "second propagator"), 1.0);
+  EXPECT_EQ(second.last_frame().pipelines_created, 0u) << "the first compiled what it needs";
+  first.reset();
+  for (int frame = 0; frame < 3; ++frame) {
+    for (EntityId id = 0; id < 2000; id += 41) store.set_translation(id, v.vec(2));
+    store.set_parent(10000 + 3 * (50 + frame) + 1, 5 + frame);
+    const std::string what = "after the first is gone, frame " + std::to_string(frame);
+    ASSERT_LE(frame_and_compare(second, cpu, store, what.c_str()), 1.0);
+  }
+
+  VulkanContext other = fresh_context();
+  Propagator elsewhere = make_propagator(other, options);
+  EntityStore again = forest_with_parallel_chains(v);
+  CpuReference cpu_again;
+  ASSERT_LE(frame_and_compare(elsewhere, cpu_again, again, "another context"), 1.0);
+  EXPECT_EQ(elsewhere.last_frame().pipelines_created, compiled) << "its own, all of them";
+  for (const VulkanContext* c : {&own, &other}) {
+    EXPECT_EQ(c->validation_counts().errors, 0u);
+    EXPECT_EQ(c->validation_counts().warnings, 0u);
+  }
 }
 
 // Non-affine matrices in deep runs, on every walk: pointer jumping keeps 4-row matrices in its
