@@ -7,6 +7,8 @@
 
 #include <functional>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "../shaders/pass_features.h"
 
@@ -410,6 +412,57 @@ TEST_F(GpuVariants, PropagatorsOfOneContextShareTheVariantsItCompiled) {
     EXPECT_EQ(c->validation_counts().errors, 0u);
     EXPECT_EQ(c->validation_counts().warnings, 0u);
   }
+}
+
+// Propagators of one context may be updated on different threads: the variants they compile
+// land in the context's library under its lock, each compiled once. Two threads update a scene
+// each at once (the same variants needed), then the frames are submitted in turn (the queue is
+// the caller's to synchronize).
+TEST_F(GpuVariants, PropagatorsOfOneContextUpdateOnTwoThreadsAtOnce) {
+  const PropagatorOptions options{.narrow_walk = NarrowWalk::Jump};
+  uint32_t alone = 0;  // what one Propagator compiles for such a scene
+  {
+    ValueSource v(40);
+    EntityStore store = forest_with_parallel_chains(v);
+    VulkanContext single = fresh_context();
+    Propagator gpu = make_propagator(single, options);
+    ASSERT_TRUE(gpu.update(store).ok());
+    alone = gpu.last_frame().pipelines_created;
+    ASSERT_TRUE(gpu.run_staged(store).ok());
+  }
+  ASSERT_GT(alone, 0u);
+
+  VulkanContext own = fresh_context();
+  ValueSource va(41), vb(42);
+  EntityStore a = forest_with_parallel_chains(va), b = forest_with_parallel_chains(vb);
+  Propagator pa = make_propagator(own, options), pb = make_propagator(own, options);
+  CpuReference ca, cb;
+  for (int frame = 0; frame < 3; ++frame) {
+    if (frame > 0)
+      for (auto [store, v] : {std::pair{&a, &va}, std::pair{&b, &vb}}) {
+        for (EntityId id = 0; id < 2000; id += 29) store->set_translation(id, v->vec(2));
+        store->destroy(10000 + 3 * (40 + frame) + frame);
+      }
+    Status in_thread = ok_status();
+    std::thread other([&] { in_thread = pb.update(b); });
+    const Status here = pa.update(a);
+    other.join();
+    ASSERT_TRUE(here.ok()) << here.error().message;
+    ASSERT_TRUE(in_thread.ok()) << in_thread.error().message;
+    if (frame == 0) {
+      EXPECT_EQ(pa.last_frame().pipelines_created + pb.last_frame().pipelines_created, alone)
+          << "each variant compiled once, by one of the two";
+    }
+    const std::string what = "frame " + std::to_string(frame);
+    ASSERT_LE(frame_and_compare(pa, ca, a, (what + ", first").c_str(),
+                                [&] { return pa.run_staged(a); }),
+              1.0);
+    ASSERT_LE(frame_and_compare(pb, cb, b, (what + ", second").c_str(),
+                                [&] { return pb.run_staged(b); }),
+              1.0);
+  }
+  EXPECT_EQ(own.validation_counts().errors, 0u);
+  EXPECT_EQ(own.validation_counts().warnings, 0u);
 }
 
 // Non-affine matrices in deep runs, on every walk: pointer jumping keeps 4-row matrices in its
