@@ -204,10 +204,9 @@ bool CrdtState::put_held_transform(const CrdtMessage& m, CrdtOutcome& outcome) {
   if ((m.type != CrdtMessageType::PutComponent && m.type != CrdtMessageType::PutComponentNetwork) ||
       m.component != kDclTransformComponentId)
     return false;
-  const uint16_t n = dcl_entity_number(m.entity);
-  const size_t page = n >> kPageBits;
-  if (page >= pages_.size() || !pages_[page]) return false;
-  NumberRecord& nr = pages_[page]->at[n & ((1u << kPageBits) - 1)];
+  NumberRecord* const found = number(dcl_entity_number(m.entity));
+  if (!found) return false;
+  NumberRecord& nr = *found;
   // Live in place at the message's version: a deletion at or above that version would have
   // taken the record out of place, and one below it made it dead no higher than it, so that
   // apply_lww() would pass its dead check, find this record and create nothing.

@@ -138,6 +138,10 @@ class CrdtState {
   };
 
   const NumberRecord* number(uint16_t n) const;
+  // The same record to change in place (a page is never made here).
+  NumberRecord* number(uint16_t n) {
+    return const_cast<NumberRecord*>(static_cast<const CrdtState&>(*this).number(n));
+  }
   NumberRecord& number_for_write(uint16_t n);
   NumberRecord& number_in_new_page(uint16_t n);  // its slow part
   const EntityRecord* locate(EntityId e) const;

@@ -189,6 +189,9 @@ class EntityStore {
   // Capacity for `more` further elements of a change list, grown geometrically: out of line,
   // so that the setters inlined below stay small (the lists grow only now and then).
   [[gnu::noinline]] static void grow_for(std::vector<uint32_t>& list, size_t more);
+  static void room_for_one(std::vector<uint32_t>& list) {
+    if (list.size() == list.capacity()) [[unlikely]] grow_for(list, 1);
+  }
   RareComponents& rare_for_write(uint32_t slot);
   // A change that `values` cannot carry, and one that it can.
   void touch(uint32_t slot);
@@ -303,7 +306,7 @@ class EntityStore {
 inline void EntityStore::touch(uint32_t slot) {
   const uint32_t lists = listed(slot);
   if (!(lists & kListedReshaped)) {
-    if (dirty_slots_.size() == dirty_slots_.capacity()) [[unlikely]] grow_for(dirty_slots_, 1);
+    room_for_one(dirty_slots_);
     dirty_slots_.push_back(slot);
     // Listed in value_slots_ this frame: it leaves that list in take_changes().
     if (lists & kListedValues) {
@@ -317,8 +320,7 @@ inline void EntityStore::touch(uint32_t slot) {
 inline void EntityStore::mark_structural(uint32_t slot) {
   const uint32_t lists = listed(slot);
   if (!(lists & kListedStructural)) {
-    if (structural_slots_.size() == structural_slots_.capacity()) [[unlikely]]
-      grow_for(structural_slots_, 1);
+    room_for_one(structural_slots_);
     structural_slots_.push_back(slot);
     set_listed(slot, lists | kListedStructural);
   }
@@ -327,7 +329,7 @@ inline void EntityStore::mark_structural(uint32_t slot) {
 [[gnu::always_inline]] inline void EntityStore::touch_value(uint32_t slot) {
   const uint32_t lists = listed(slot);
   if (!(lists & (kListedValues | kListedReshaped))) {
-    if (value_slots_.size() == value_slots_.capacity()) [[unlikely]] grow_for(value_slots_, 1);
+    room_for_one(value_slots_);
     value_slots_.push_back(slot);
     set_listed(slot, lists | kListedValues);
   }
