@@ -55,10 +55,12 @@ const char* const kUsage =
     "                  where runs are jumped), always (scanned wherever the device allows) or\n"
     "                  never (PropagatorOptions::scan_runs)\n"
     "  --addressing A  how the passes reach the arrays: auto (default: descriptors where every\n"
-    "                  array fits one binding; on a CPU device the evaluate passes read what\n"
-    "                  they never write through texel buffers where those fit), texels (those\n"
-    "                  on any device), descriptors (storage buffers only) or addresses (buffer\n"
-    "                  device addresses always); PropagatorOptions::texel_reads\n"
+    "                  array fits one binding, else buffer device addresses; on a CPU device\n"
+    "                  the evaluate passes read what they never write through texel buffers\n"
+    "                  where those fit, with either), texels (those on any device),\n"
+    "                  descriptors (storage buffers only), addresses (buffer device addresses\n"
+    "                  always, no texels) or address-texels (addresses, with the texel reads);\n"
+    "                  PropagatorOptions::prefer_descriptors, texel_reads\n"
     "  --value-writes V  how plain value changes reach the GPU: auto (default: in-place for\n"
     "                  frames changing a quarter of the slots or more where device memory is\n"
     "                  host memory, an integrated GPU or a CPU device), staged (records copied\n"
@@ -264,12 +266,15 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
     } else if (a == "--addressing") {
       auto v = value();
       if (!v) return v.error();
-      o.propagator.prefer_descriptors = *v != "addresses";
-      o.propagator.texel_reads = *v == "auto"     ? TexelReads::Auto
-                                 : *v == "texels" ? TexelReads::Always
-                                                  : TexelReads::Never;
-      if (*v != "auto" && *v != "texels" && *v != "descriptors" && *v != "addresses")
-        return Error{"--addressing: '" + *v + "' is not auto, texels, descriptors or addresses"};
+      const bool address_texels = *v == "address-texels";
+      o.propagator.prefer_descriptors = *v != "addresses" && !address_texels;
+      o.propagator.texel_reads = *v == "auto"                       ? TexelReads::Auto
+                                 : *v == "texels" || address_texels ? TexelReads::Always
+                                                                    : TexelReads::Never;
+      if (*v != "auto" && *v != "texels" && *v != "descriptors" && *v != "addresses" &&
+          !address_texels)
+        return Error{"--addressing: '" + *v +
+                     "' is not auto, texels, descriptors, addresses or address-texels"};
     } else if (a.starts_with("-")) {
       return Error{"unknown option '" + a + "'"};
     } else {

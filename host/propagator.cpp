@@ -114,7 +114,8 @@ Status Propagator::update(EntityStore& store) {
       const bool jumps = std::any_of(m.steps.begin(), m.steps.end(), [](const Impl::Step& step) {
         return step.kind == Impl::Step::Jump || step.kind == Impl::Step::Scan;
       });
-      if (m.addressing == Addressing::DeviceAddress || jumps) st = m.build_piece_tables();
+      if (storage_addressing(m.addressing) == Addressing::DeviceAddress || jumps)
+        st = m.build_piece_tables();
     }
   }
   if (!st) {
@@ -149,8 +150,8 @@ Status Propagator::update(EntityStore& store) {
   m.stats.staging_bytes = m.buffer_stats.staging_bytes;
   m.stats.mirror_bytes = m.buffer_stats.mirror_bytes;
   m.stats.largest_buffer_bytes = m.buffer_stats.largest_buffer_bytes;
-  m.stats.descriptors = m.addressing != Addressing::DeviceAddress;
-  m.stats.texel_reads = m.addressing == Addressing::Texels;
+  m.stats.descriptors = storage_addressing(m.addressing) == Addressing::Descriptors;
+  m.stats.texel_reads = reads_texels(m.addressing);
   m.stats.shared_wide_stores = m.shared_wide_stores();
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();

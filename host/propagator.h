@@ -142,7 +142,7 @@ struct FrameStats {
   uint32_t dispatches = 0;            // scatter + evaluation dispatches recorded
   uint32_t grid_rows = 0;             // most workgroup rows (y) of one dispatch: > 1 is a 2D grid
   bool descriptors = false;           // the passes used descriptors (else device addresses)
-  bool texel_reads = false;           // ... and the evaluate passes texel buffers (options)
+  bool texel_reads = false;           // the evaluate passes read texel buffers beside either
   bool shared_wide_stores = false;    // the wide passes were built to store through shared
                                       // memory where slots allow (WideStores)
   uint32_t pass_features = 0;         // the union of the evaluate passes' specializations: the
@@ -299,20 +299,22 @@ struct PropagatorOptions {
   // 3 to 4 times faster on lavapipe. Decided frame by frame: a buffer grown for one large frame
   // (the deltas of a frame that changed a million entities) does not hold the later ones back.
   // Larger scenes, or `false` here: buffer device addresses for everything, which have no size
-  // limit.
+  // limit (with texel reads beside them where texel_reads allows, below).
   bool prefer_descriptors = true;
   // The most bytes one storage-buffer descriptor or texel view binds: 0, the device's limits
   // (maxStorageBufferRange, maxTexelBufferElements); lower caps them. Tests set it low to reach
   // the limits on small scenes.
   uint64_t max_binding_bytes = 0;
-  // With descriptors, the evaluate passes read the arrays they never write (translation,
-  // rotation, scale, parent indices, the list), and a parent's LocalToWorld and the dirty marks
-  // where an earlier dispatch wrote them, through uniform texel buffers, where each array fits the
-  // device's maxTexelBufferElements. Measured on lavapipe, where a texel fetch serves 8 lanes at
-  // once and a storage-buffer load goes lane by lane: a 1M forest's full evaluation about a third
-  // faster (README, Performance). On an H100 the 10M frames varied by 3x whatever the mode, so
-  // nothing told them apart: Auto keeps storage buffers on GPUs (tprop_bench --addressing
-  // texels compares); Never: storage buffers only.
+  // The evaluate passes read the arrays they never write (translation, rotation, scale, parent
+  // indices, the list), and a parent's LocalToWorld and the dirty marks where an earlier
+  // dispatch wrote them, through uniform texel buffers, where each of those arrays is one piece
+  // that fits the device's maxTexelBufferElements: beside descriptors, or beside device
+  // addresses when the scene outgrew one storage binding (with prefer_descriptors = false, only
+  // under Always). Measured on lavapipe, where a texel fetch serves 8 lanes at once and a
+  // storage-buffer load goes lane by lane: a 1M forest's full evaluation about a third faster,
+  // a 4M forest's 5.5 times beside device addresses (README, Performance). On an H100 the 10M
+  // frames varied by 3x whatever the mode, so nothing told them apart: Auto keeps storage
+  // buffers on GPUs (tprop_bench --addressing texels compares); Never: storage buffers only.
   TexelReads texel_reads = TexelReads::Auto;
   ValueWrites value_writes = ValueWrites::Auto;
   // A frame whose changed subtrees hold at most this many entities evaluates them from a work

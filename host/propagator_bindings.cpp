@@ -139,10 +139,11 @@ VkDeviceSize Propagator::Impl::binding_range() const {
   return range;
 }
 
-// Views of set 0's texel bindings for the texel variant, remade where a buffer changed; false
-// (and nothing written) if some array's part in use holds more texels than one view may (both
-// formats used are ones Vulkan requires for uniform texel buffers). A buffer larger than a view
-// is seen through its first maxTexelBufferElements texels, which hold the part in use.
+// Views of set 0's texel bindings for the texel variants, remade where a buffer changed; false
+// (and nothing written) if some array they show spans several pieces or its part in use holds
+// more texels than one view may (both formats used are ones Vulkan requires for uniform texel
+// buffers). A buffer larger than a view is seen through its first maxTexelBufferElements
+// texels, which hold the part in use.
 Result<bool> Propagator::Impl::describe_texels() {
   const Buffer* b[gpu::kTexelCount];
   VkFormat format[gpu::kTexelCount];
@@ -160,6 +161,8 @@ Result<bool> Propagator::Impl::describe_texels() {
                ? std::min<uint64_t>(most, options.max_binding_bytes / texel_bytes(t))
                : most;
   };
+  for (const Pieced* m : texel_pieced())
+    if (m->pieces() > 1) return false;
   for (uint32_t t = 0; t < gpu::kTexelCount; ++t)  // (a view holds at least one texel)
     if (view_texels(t) == 0 || extent[binding[t]] > view_texels(t) * texel_bytes(t)) return false;
   for (uint32_t t = 0; t < gpu::kTexelCount; ++t) {
@@ -192,18 +195,21 @@ Result<bool> Propagator::Impl::describe_texels() {
 }
 
 // Descriptors when allowed and every array is one piece whose part in use fits in one binding,
-// else device addresses; with texel reads where allowed and every array's part in use fits a
-// view. The decision is the frame's own: a buffer that grew for one large frame (the deltas of a
-// frame that changed every entity of a 1M scene, with their slack, need more than lavapipe's
-// 128 MiB binding) does not keep the frames after it on device addresses, 3 to 7 times slower
-// on lavapipe. A buffer larger than a binding is bound through its first bytes.
+// else device addresses; with texel reads where allowed and every array the texel views show is
+// one piece whose part in use fits a view (AddressTexels beside device addresses: lavapipe's
+// scenes past 2 million entities, 3 to 7 times slower there through addresses alone). The
+// decision is the frame's own: a buffer that grew for one large frame (the deltas of a frame
+// that changed every entity of a 1M scene, with their slack, need more than lavapipe's 128 MiB
+// binding) does not keep the frames after it on device addresses. A buffer larger than a
+// binding is bound through its first bytes.
 // Sets are rewritten only where a buffer behind them changed (growth, a new table, the other
 // list), which update() may do because the previous frame has completed.
 Status Propagator::Impl::choose_addressing() {
   const VkPhysicalDeviceLimits& lim = s->properties.limits;
   const VkDeviceSize range = binding_range();
   const Buffer* b[gpu::kBindingCount];
-  bool fits = options.prefer_descriptors && descriptor_sets[1] != VK_NULL_HANDLE &&
+  const bool sets = descriptor_sets[1] != VK_NULL_HANDLE;
+  bool fits = options.prefer_descriptors && sets &&
               lim.maxPerStageDescriptorStorageBuffers >= gpu::kBindingCount &&
               lim.maxDescriptorSetStorageBuffers >= gpu::kBindingCount;
   for (const Pieced* m : std::as_const(*this).all_pieced()) fits = fits && m->pieces() <= 1;
@@ -212,20 +218,17 @@ Status Propagator::Impl::choose_addressing() {
     binding_extents(extent, which);
     for (uint32_t i = 0; i < gpu::kBindingCount && fits; ++i) fits = extent[i] <= range;
   }
-  if (!fits) {
-    addressing = Addressing::DeviceAddress;
-    return ok_status();
-  }
-  addressing = Addressing::Descriptors;
+  // A replaced buffer may come back with a freed handle's value: rewrite everything then.
   for (int which = 0; which < 2; ++which) {
+    if (described_generation[which] == buffers_generation) continue;
+    std::fill(std::begin(described[which]), std::end(described[which]), VkBuffer(VK_NULL_HANDLE));
+    if (which == 0)
+      std::fill(std::begin(texel_viewed), std::end(texel_viewed), VkBuffer(VK_NULL_HANDLE));
+    described_generation[which] = buffers_generation;
+  }
+  addressing = fits ? Addressing::Descriptors : Addressing::DeviceAddress;
+  for (int which = 0; which < 2 && fits; ++which) {
     binding_buffers(b, which);
-    // A replaced buffer may come back with a freed handle's value: rewrite everything then.
-    if (described_generation[which] != buffers_generation) {
-      std::fill(std::begin(described[which]), std::end(described[which]), VkBuffer(VK_NULL_HANDLE));
-      if (which == 0)
-        std::fill(std::begin(texel_viewed), std::end(texel_viewed), VkBuffer(VK_NULL_HANDLE));
-      described_generation[which] = buffers_generation;
-    }
     VkDescriptorBufferInfo infos[gpu::kBindingCount];
     VkWriteDescriptorSet writes[gpu::kBindingCount];
     uint32_t count = 0;
@@ -239,10 +242,16 @@ Status Propagator::Impl::choose_addressing() {
     }
     if (count) s->vk.vkUpdateDescriptorSets(s->device, count, writes, 0, nullptr);
   }
-  if (!texel_reads()) return ok_status();
+  // Beside device addresses, texel reads only where the options ask for descriptors (the
+  // scene outgrew them) or for texel reads outright: prefer_descriptors = false alone keeps
+  // every array on its address.
+  const bool texels_wanted =
+      fits || options.prefer_descriptors ? texel_reads()
+                                         : options.texel_reads == TexelReads::Always;
+  if (!texels_wanted || !sets) return ok_status();
   Result<bool> texels = describe_texels();
   if (!texels) return texels.error();
-  if (*texels) addressing = Addressing::Texels;
+  if (*texels) addressing = fits ? Addressing::Texels : Addressing::AddressTexels;
   return ok_status();
 }
 

@@ -150,8 +150,11 @@ void Propagator::record(VkCommandBuffer cmd) {
   barrier(s, cmd, kTransferWrite, kComputeReadWrite);
   // 0 is what a fresh mark holds; numbers stay below 2^31, the run marks of pointer jumping.
   m.frame_number = m.next_frame_number();
+  // Set 0 also holds the texel views that device addresses read beside (AddressTexels); the
+  // scatters read none.
   auto bind_set = [&](int which) {
-    if (m.addressing != Addressing::DeviceAddress)
+    if (storage_addressing(m.addressing) == Addressing::Descriptors ||
+        (which == 0 && reads_texels(m.addressing)))
       s.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m.pipes.layout(), 0, 1,
                                    &m.descriptor_sets[which], 0, nullptr);
   };

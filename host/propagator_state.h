@@ -448,6 +448,12 @@ struct Propagator::Impl {
   }
   // The buffers behind set `which` (0: evaluation, 1: scatter).
   void binding_buffers(const Buffer* out[gpu::kBindingCount], int which) const;
+  // The arrays behind set 0's texel bindings, in kTexel* order.
+  std::array<const Pieced*, gpu::kTexelCount> texel_pieced() const {
+    using namespace propagator_detail;
+    return {&world, &arrays[kTranslation], &arrays[kRotation], &arrays[kScale], &list_of(0),
+            &arrays[kParent], &dirty};
+  }
   // The buffers and texel formats behind set 0's texel bindings.
   void texel_buffers(const Buffer* out[gpu::kTexelCount], VkFormat format[gpu::kTexelCount],
                      uint32_t binding[gpu::kTexelCount]) const;

@@ -99,6 +99,24 @@ const uint32_t kPropagateFusedDescSpirv[] =
 const uint32_t kPropagateFusedTexelSpirv[] =
 #include "propagate_fused_texel.spv.inc"
     ;
+const uint32_t kPropagateWideAddrTexelSpirv[] =
+#include "propagate_wide_addr_texel.spv.inc"
+    ;
+const uint32_t kPropagateNarrowAddrTexelSpirv[] =
+#include "propagate_narrow_addr_texel.spv.inc"
+    ;
+const uint32_t kPropagateSerialAddrTexelSpirv[] =
+#include "propagate_serial_addr_texel.spv.inc"
+    ;
+const uint32_t kPropagateChainAddrTexelSpirv[] =
+#include "propagate_chain_addr_texel.spv.inc"
+    ;
+const uint32_t kPropagateBundleAddrTexelSpirv[] =
+#include "propagate_bundle_addr_texel.spv.inc"
+    ;
+const uint32_t kPropagateFusedAddrTexelSpirv[] =
+#include "propagate_fused_addr_texel.spv.inc"
+    ;
 
 struct PassSource {
   const uint32_t* code;
@@ -108,37 +126,43 @@ struct PassSource {
 #define TPROP_SPIRV(array, name) PassSource{array, sizeof(array), name}
 constexpr PassSource kNone{nullptr, 0, nullptr};
 
-// By Pass, then Addressing (DeviceAddress, Descriptors, Texels).
+// By Pass, then Addressing (DeviceAddress, Descriptors, Texels, AddressTexels).
 const PassSource kSources[kPassCount][kAddressingCount] = {
     {TPROP_SPIRV(kPropagateWideSpirv, "tprop.propagate_wide"),
      TPROP_SPIRV(kPropagateWideDescSpirv, "tprop.propagate_wide_desc"),
-     TPROP_SPIRV(kPropagateWideTexelSpirv, "tprop.propagate_wide_texel")},
+     TPROP_SPIRV(kPropagateWideTexelSpirv, "tprop.propagate_wide_texel"),
+     TPROP_SPIRV(kPropagateWideAddrTexelSpirv, "tprop.propagate_wide_addr_texel")},
     {TPROP_SPIRV(kPropagateNarrowSpirv, "tprop.propagate_narrow"),
      TPROP_SPIRV(kPropagateNarrowDescSpirv, "tprop.propagate_narrow_desc"),
-     TPROP_SPIRV(kPropagateNarrowTexelSpirv, "tprop.propagate_narrow_texel")},
+     TPROP_SPIRV(kPropagateNarrowTexelSpirv, "tprop.propagate_narrow_texel"),
+     TPROP_SPIRV(kPropagateNarrowAddrTexelSpirv, "tprop.propagate_narrow_addr_texel")},
     {TPROP_SPIRV(kPropagateSerialSpirv, "tprop.propagate_serial"),
      TPROP_SPIRV(kPropagateSerialDescSpirv, "tprop.propagate_serial_desc"),
-     TPROP_SPIRV(kPropagateSerialTexelSpirv, "tprop.propagate_serial_texel")},
+     TPROP_SPIRV(kPropagateSerialTexelSpirv, "tprop.propagate_serial_texel"),
+     TPROP_SPIRV(kPropagateSerialAddrTexelSpirv, "tprop.propagate_serial_addr_texel")},
     {TPROP_SPIRV(kPropagateChainSpirv, "tprop.propagate_chain"),
      TPROP_SPIRV(kPropagateChainDescSpirv, "tprop.propagate_chain_desc"),
-     TPROP_SPIRV(kPropagateChainTexelSpirv, "tprop.propagate_chain_texel")},
+     TPROP_SPIRV(kPropagateChainTexelSpirv, "tprop.propagate_chain_texel"),
+     TPROP_SPIRV(kPropagateChainAddrTexelSpirv, "tprop.propagate_chain_addr_texel")},
     {TPROP_SPIRV(kPropagateBundleSpirv, "tprop.propagate_bundle"),
      TPROP_SPIRV(kPropagateBundleDescSpirv, "tprop.propagate_bundle_desc"),
-     TPROP_SPIRV(kPropagateBundleTexelSpirv, "tprop.propagate_bundle_texel")},
+     TPROP_SPIRV(kPropagateBundleTexelSpirv, "tprop.propagate_bundle_texel"),
+     TPROP_SPIRV(kPropagateBundleAddrTexelSpirv, "tprop.propagate_bundle_addr_texel")},
     {TPROP_SPIRV(kScatterSpirv, "tprop.scatter"), TPROP_SPIRV(kScatterDescSpirv, "tprop.scatter_desc"),
-     kNone},
-    {TPROP_SPIRV(kJumpIndexSpirv, "tprop.jump_index"), kNone, kNone},
-    {TPROP_SPIRV(kJumpInitSpirv, "tprop.jump_init"), kNone, kNone},
-    {TPROP_SPIRV(kJumpRoundSpirv, "tprop.jump_round"), kNone, kNone},
-    {TPROP_SPIRV(kJumpWriteSpirv, "tprop.jump_write"), kNone, kNone},
+     kNone, kNone},
+    {TPROP_SPIRV(kJumpIndexSpirv, "tprop.jump_index"), kNone, kNone, kNone},
+    {TPROP_SPIRV(kJumpInitSpirv, "tprop.jump_init"), kNone, kNone, kNone},
+    {TPROP_SPIRV(kJumpRoundSpirv, "tprop.jump_round"), kNone, kNone, kNone},
+    {TPROP_SPIRV(kJumpWriteSpirv, "tprop.jump_write"), kNone, kNone, kNone},
     {TPROP_SPIRV(kPropagateFusedSpirv, "tprop.propagate_fused"),
      TPROP_SPIRV(kPropagateFusedDescSpirv, "tprop.propagate_fused_desc"),
-     TPROP_SPIRV(kPropagateFusedTexelSpirv, "tprop.propagate_fused_texel")},
-    {TPROP_SPIRV(kScanReduceSpirv, "tprop.scan_reduce"), kNone, kNone},
-    {TPROP_SPIRV(kScanCarrySpirv, "tprop.scan_carry"), kNone, kNone},
-    {TPROP_SPIRV(kScanWriteSpirv, "tprop.scan_write"), kNone, kNone},
+     TPROP_SPIRV(kPropagateFusedTexelSpirv, "tprop.propagate_fused_texel"),
+     TPROP_SPIRV(kPropagateFusedAddrTexelSpirv, "tprop.propagate_fused_addr_texel")},
+    {TPROP_SPIRV(kScanReduceSpirv, "tprop.scan_reduce"), kNone, kNone, kNone},
+    {TPROP_SPIRV(kScanCarrySpirv, "tprop.scan_carry"), kNone, kNone, kNone},
+    {TPROP_SPIRV(kScanWriteSpirv, "tprop.scan_write"), kNone, kNone, kNone},
     {TPROP_SPIRV(kScatterValuesSpirv, "tprop.scatter_values"),
-     TPROP_SPIRV(kScatterValuesDescSpirv, "tprop.scatter_values_desc"), kNone},
+     TPROP_SPIRV(kScatterValuesDescSpirv, "tprop.scatter_values_desc"), kNone, kNone},
 };
 #undef TPROP_SPIRV
 

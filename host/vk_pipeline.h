@@ -1,7 +1,7 @@
 // Private to host/: the compute pipelines, built from the SPIR-V that shaders/CMakeLists.txt
 // embeds, all on one pipeline layout (the ScenePush push constants plus one descriptor set of
 // kBindingCount storage buffers and kTexelCount uniform texel buffers). Each pass comes in up to
-// three addressings (buffer device addresses, the descriptor set, the set with texel reads) and,
+// four addressings (buffer device addresses, the descriptor set, either with texel reads) and,
 // for the evaluate passes, in variants specialized by the features their entities need
 // (shaders/pass_features.h). A variant is compiled the first time any Propagator of a context
 // asks for it and kept by the context (PipelineLibrary) until the context goes.
@@ -21,11 +21,19 @@ namespace tprop {
 // DeviceAddress: every array through push-constant addresses. Descriptors: every array through
 // one descriptor each (when each fits in one binding). Texels: Descriptors, with the evaluate
 // passes reading what they never write through uniform texel buffers (scene_layout.h); the
-// other passes run their Descriptors build then (storage_addressing()).
-enum class Addressing : uint8_t { DeviceAddress, Descriptors, Texels };
-inline constexpr int kAddressingCount = 3;
+// other passes run their Descriptors build then (storage_addressing()). AddressTexels:
+// DeviceAddress, with the evaluate passes' texel reads (a scene past one storage binding whose
+// arrays still fit texel views: lavapipe's 128 MiB binding against its 2 GiB views).
+enum class Addressing : uint8_t { DeviceAddress, Descriptors, Texels, AddressTexels };
+inline constexpr int kAddressingCount = 4;
 inline Addressing storage_addressing(Addressing a) {
-  return a == Addressing::Texels ? Addressing::Descriptors : a;
+  if (a == Addressing::Texels) return Addressing::Descriptors;
+  if (a == Addressing::AddressTexels) return Addressing::DeviceAddress;
+  return a;
+}
+// Whether the evaluate passes read through set 0's texel views.
+inline bool reads_texels(Addressing a) {
+  return a == Addressing::Texels || a == Addressing::AddressTexels;
 }
 
 // The passes (shaders/propagate.comp, scatter.comp, jump.comp, scan.comp). Pointer jumping and

@@ -9,11 +9,12 @@
 //    scene_layout.h), only when every array is one piece that fits one binding. Measured on
 //    lavapipe: a pass storing one mat4 per invocation ran 3 to 4 times faster through
 //    descriptors than through device addresses, so the host uses this variant whenever it can.
-//    With TPROP_TEXEL_READS too (only the evaluate passes, propagate.comp), the arrays those
-//    passes never write are read through uniform texel buffers instead (scene_layout.h says why);
-//    TPROP_TEXEL_EARLIER, which propagate.comp sets only where no invocation of the dispatch
-//    wrote what it reads, reads a parent's LocalToWorld (load_world, local_matrix.glsl) and the
-//    dirty marks (DIRTY_EARLIER) that way too.
+// With TPROP_TEXEL_READS too, in either variant (only the evaluate passes, propagate.comp), the
+// arrays those passes never write are read through uniform texel buffers instead (scene_layout.h
+// says why; beside device addresses, lavapipe's large scenes: Addressing::AddressTexels);
+// TPROP_TEXEL_EARLIER, which propagate.comp sets only where no invocation of the dispatch wrote
+// what it reads, reads a parent's LocalToWorld (load_world, local_matrix.glsl) and the dirty
+// marks (DIRTY_EARLIER) that way too.
 // The accessors take an index, not [index]: which piece holds an element depends on the index,
 // which an object-like macro followed by [...] cannot see. (A pass still written FLAGS[slot]
 // does not compile: FLAGS alone names nothing.)
@@ -85,32 +86,6 @@ layout(std430, set = 0, binding = 13) TPROP_MAT4_COHERENCE buffer DirtyBuffer { 
 #define LIST(i) b_list.v[i]
 #define DIRTY(i) b_dirty.v[i]
 
-#ifdef TPROP_TEXEL_READS
-// Bindings kBindingCount + kTexel* (scene_layout.h). Texel fetches are not ordered after this
-// dispatch's own storage writes, so only what the evaluate passes never write is read this way;
-// the dispatch boundaries (kComputeReadWrite includes sampled reads) order the rest.
-layout(set = 0, binding = 14) uniform samplerBuffer t_world;
-layout(set = 0, binding = 15) uniform samplerBuffer t_translation;
-layout(set = 0, binding = 16) uniform samplerBuffer t_rotation;
-layout(set = 0, binding = 17) uniform samplerBuffer t_scale;
-layout(set = 0, binding = 18) uniform usamplerBuffer t_list;
-layout(set = 0, binding = 19) uniform usamplerBuffer t_parent;
-layout(set = 0, binding = 20) uniform usamplerBuffer t_dirty;
-#undef TRANSLATION
-#undef ROTATION
-#undef SCALE
-#undef LIST
-#undef PARENT
-#define TRANSLATION(i) texelFetch(t_translation, int(i))
-#define ROTATION(i) texelFetch(t_rotation, int(i))
-#define SCALE(i) texelFetch(t_scale, int(i))
-#define LIST(i) texelFetch(t_list, int(i)).x
-#define PARENT(i) texelFetch(t_parent, int(i)).x
-#endif
-#ifdef TPROP_TEXEL_EARLIER
-#define DIRTY_EARLIER(i) texelFetch(t_dirty, int(i)).x
-#endif
-
 #else
 
 // Whole arrays from a plain address: pointer jumping's scratch (jump.comp), one buffer; its
@@ -169,6 +144,35 @@ uint64_t element_address(uint64_t table, uint i, uint stride) {
 #define LIST(i) UintElement(element_address(pc.list, (i), 4u)).v
 #define DIRTY(i) DirtyElement(element_address(pc.dirty, (i), 4u)).v
 
+#endif
+
+#ifdef TPROP_TEXEL_READS
+// Bindings kBindingCount + kTexel* of set 0 (scene_layout.h), beside either addressing: a scene
+// too large for the storage-buffer descriptors (lavapipe binds 128 MiB, about 2 million
+// entities) still reads through texel views, which reach further (maxTexelBufferElements).
+// Texel fetches are not ordered after this dispatch's own storage writes, so only what the
+// evaluate passes never write is read this way; the dispatch boundaries (kComputeReadWrite
+// includes sampled reads) order the rest.
+layout(set = 0, binding = 14) uniform samplerBuffer t_world;
+layout(set = 0, binding = 15) uniform samplerBuffer t_translation;
+layout(set = 0, binding = 16) uniform samplerBuffer t_rotation;
+layout(set = 0, binding = 17) uniform samplerBuffer t_scale;
+layout(set = 0, binding = 18) uniform usamplerBuffer t_list;
+layout(set = 0, binding = 19) uniform usamplerBuffer t_parent;
+layout(set = 0, binding = 20) uniform usamplerBuffer t_dirty;
+#undef TRANSLATION
+#undef ROTATION
+#undef SCALE
+#undef LIST
+#undef PARENT
+#define TRANSLATION(i) texelFetch(t_translation, int(i))
+#define ROTATION(i) texelFetch(t_rotation, int(i))
+#define SCALE(i) texelFetch(t_scale, int(i))
+#define LIST(i) texelFetch(t_list, int(i)).x
+#define PARENT(i) texelFetch(t_parent, int(i)).x
+#endif
+#ifdef TPROP_TEXEL_EARLIER
+#define DIRTY_EARLIER(i) texelFetch(t_dirty, int(i)).x
 #endif
 
 // A dirty mark that no invocation of this dispatch wrote (an earlier dispatch's, or this

@@ -58,7 +58,7 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--frobnicate", "unknown option '--frobnicate'"},
       {"--sizes 1k gen:flat:10", "SPECs replace --sizes and --scenes"},
       {"--max-buffer-bytes 100", "at least 16K (K, M and G suffixes: powers of 1024), got '100'"},
-      {"--addressing nope", "'nope' is not auto, texels, descriptors or addresses"},
+      {"--addressing nope", "'nope' is not auto, texels, descriptors, addresses or address-texels"},
       {"--output-layout 3x3", "--output-layout needs 4x4"},
       {"--warm-gpu lots", "--warm-gpu must be a number of milliseconds from 0 to 10000, not 'lots'"},
       {"--warm-gpu 10001", "not '10001'"},

@@ -282,6 +282,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Strategy{"WorkListAlways", {.work_list_max = UINT32_MAX}},
                       Strategy{"WholeOrderSkippingTheUnchanged", {.work_list_max = 0}},
                       Strategy{"DeviceAddresses", {.prefer_descriptors = false}},
+                      Strategy{"DeviceAddressesWithTexelReads",
+                               {.prefer_descriptors = false, .texel_reads = TexelReads::Always}},
                       Strategy{"WorkgroupNarrowWalk", {.narrow_walk = NarrowWalk::Workgroup}},
                       Strategy{"SingleInvocationNarrowWalk",
                                {.narrow_walk = NarrowWalk::SingleInvocation}},

@@ -121,6 +121,8 @@ INSTANTIATE_TEST_SUITE_P(
         Strategy{"Default", {}}, Strategy{"WorkListAlways", {.work_list_max = UINT32_MAX}},
         Strategy{"WholeOrderSkippingTheUnchanged", {.work_list_max = 0}},
         Strategy{"DeviceAddresses", {.prefer_descriptors = false}},
+        Strategy{"DeviceAddressesWithTexelReads",
+                 {.prefer_descriptors = false, .texel_reads = TexelReads::Always}},
         Strategy{"WorkgroupNarrowWalk", {.narrow_walk = NarrowWalk::Workgroup}},
         Strategy{"PointerJumping", {.narrow_walk = NarrowWalk::Jump}},
         Strategy{"PointerJumpingWithoutScans",

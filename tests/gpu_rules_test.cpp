@@ -237,6 +237,9 @@ TEST_P(GpuRulesBothPaths, EveryComponentCombinationMatchesTheReferenceOverFrames
   const PropagatorOptions& o = GetParam().options;
   // Descriptors only where every array is one piece.
   EXPECT_EQ(gpu.last_frame().descriptors, o.prefer_descriptors && !o.max_buffer_bytes);
+  // Texel reads where asked for, beside either addressing, where their arrays are one piece.
+  if (o.texel_reads == TexelReads::Always)
+    EXPECT_EQ(gpu.last_frame().texel_reads, !o.max_buffer_bytes);
   // Nothing changed: nothing to upload, nothing to evaluate, whatever the strategy.
   EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
   EXPECT_EQ(gpu.last_frame().evaluated_entities, 0u);
@@ -247,6 +250,9 @@ INSTANTIATE_TEST_SUITE_P(
     Addressing, GpuRulesBothPaths,
     ::testing::Values(AddressingCase{"Descriptors", {}},
                       AddressingCase{"DeviceAddresses", {.prefer_descriptors = false}},
+                      AddressingCase{"DeviceAddressesWithTexelReads",
+                                     {.prefer_descriptors = false,
+                                      .texel_reads = TexelReads::Always}},
                       AddressingCase{"WholeOrderSkippingTheUnchanged", {.work_list_max = 0}},
                       AddressingCase{"WorkListWheneverPossible", {.work_list_max = UINT32_MAX}},
                       AddressingCase{"GeneralShaders", {.specialize = false}},

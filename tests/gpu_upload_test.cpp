@@ -31,7 +31,8 @@ void build_binary_tree(EntityStore& store, ValueSource& v, EntityId n) {
 // deltas room for 4,096 records of each kind from the first frame on, so every frame here
 // has buffers past the cap. New values for all 2,000 entities fill one binding exactly (48
 // bytes each); a Scale added to each of them needs whole records, 128,000 bytes, more than one
-// binding: that frame alone takes device addresses.
+// binding: that frame alone takes device addresses, still with texel reads (the evaluate passes
+// read no records, and the arrays they read fit their views).
 TEST_F(GpuUploads, EachFrameBindsDescriptorsWhereItsOwnDataFitsOneBinding) {
   EntityStore store;
   ValueSource v(7);
@@ -59,15 +60,18 @@ TEST_F(GpuUploads, EachFrameBindsDescriptorsWhereItsOwnDataFitsOneBinding) {
   EXPECT_EQ(gpu.last_frame().staged_entities, 2000u);
   EXPECT_EQ(gpu.last_frame().values_only_entities, 0u);
   EXPECT_FALSE(gpu.last_frame().descriptors);
+  EXPECT_TRUE(gpu.last_frame().texel_reads);
   change(100);
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "1% values again"), 1.0);
   EXPECT_TRUE(gpu.last_frame().descriptors);
   EXPECT_TRUE(gpu.last_frame().texel_reads);
-  // One more entity than a binding holds: device addresses from here on, every frame.
+  // One more entity than a binding holds: device addresses from here on, every frame, and no
+  // texel reads either (the LocalToWorlds no longer fit a view capped the same).
   store.create(2000);
   store.set_parent(2000, 7);
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "past one binding"), 1.0);
   EXPECT_FALSE(gpu.last_frame().descriptors);
+  EXPECT_FALSE(gpu.last_frame().texel_reads);
 }
 
 TEST_F(GpuUploads, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
@@ -175,19 +179,23 @@ TEST_F(GpuUploads, ScatteredStructuralEditsSendOnlyTheOrderEntriesTheyRewrite) {
 
 // The rare records (384 bytes each) are the array whose part in use can pass one binding while
 // the per-slot arrays fit. Bindings capped at 2,000 LocalToWorlds: 320 records fit (122,880
-// bytes, in a table that has grown to 357 by eighths), 340 do not.
+// bytes, in a table that has grown to 357 by eighths), 340 do not. The evaluate passes read no
+// record through a texel view, so theirs stay (device addresses with texel reads).
 TEST_F(GpuUploads, RareRecordsTakeDeviceAddressesOnlyWhenThoseInUsePassOneBinding) {
   EntityStore store;
   ValueSource v(5);
   build_binary_tree(store, v, 2000);
   for (EntityId id = 0; id < 5 * 320; id += 5) store.add(id, Component::CompositeRotation);
-  Propagator gpu = make_propagator(ctx(), {.max_binding_bytes = 2000 * 64});
+  Propagator gpu = make_propagator(
+      ctx(), {.max_binding_bytes = 2000 * 64, .texel_reads = TexelReads::Always});
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "320 rare records"), 1.0);
   EXPECT_TRUE(gpu.last_frame().descriptors);
+  EXPECT_TRUE(gpu.last_frame().texel_reads);
   for (EntityId id = 1; id < 5 * 20; id += 5) store.add(id, Component::CompositeRotation);
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "340 rare records"), 1.0);
   EXPECT_FALSE(gpu.last_frame().descriptors);
+  EXPECT_TRUE(gpu.last_frame().texel_reads);
 }
 
 // record() twice for one update() (a frame recorded into a second command buffer): the second
