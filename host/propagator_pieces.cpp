@@ -18,9 +18,11 @@ using namespace propagator_detail;
 namespace {
 
 // log2 of the most `stride`-byte elements a piece of at most `bytes` holds, a power of two.
+// (At most 30: 31 tags a piece's own address, gpu::kPieceDirect.)
 uint32_t piece_shift(VkDeviceSize bytes, VkDeviceSize stride) {
   const uint64_t elements = std::max<uint64_t>(bytes / stride, 1);
-  return std::min<uint32_t>(static_cast<uint32_t>(std::bit_width(elements)) - 1, 31);
+  return std::min<uint32_t>(static_cast<uint32_t>(std::bit_width(elements)) - 1,
+                            gpu::kPieceDirect - 1);
 }
 
 std::string piece_name(const Pieced& m, uint32_t piece) {
@@ -282,8 +284,15 @@ Status Propagator::Impl::build_piece_tables() {
   const VkDeviceAddress base = tables.address();
   VkDeviceSize at = (base + kAlign - 1) / kAlign * kAlign - base;
   auto* words = static_cast<uint8_t*>(tables_staging.mapped());
+  bool written = false;
   for (Pieced* m : all) {
     if (!*m) continue;
+    const uint64_t first = m->device[0].address();
+    if (m->pieces() == 1 && (first & gpu::kPieceShiftMask) == 0) {
+      m->table = first | gpu::kPieceDirect;  // no table to read (scene_layout.h)
+      continue;
+    }
+    written = true;
     m->table = (base + at) | m->shift;
     for (uint32_t p = 0; p < m->pieces(); ++p) {
       const uint64_t address = m->device[p].address();
@@ -296,7 +305,7 @@ Status Propagator::Impl::build_piece_tables() {
   for (Pieced* m : all)
     if (!*m) m->table = arrays[kFlags].table;
   tables_bytes = at;
-  tables_pending = true;
+  tables_pending = written;  // (every array of one piece, tagged direct: no table to copy)
   tables_generation = buffers_generation;
   return ok_status();
 }

@@ -119,10 +119,12 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer ValueDeltaE
 };
 
 // The address of element i of the array whose tagged piece table is `table` (scene_layout.h):
-// piece i >> shift, element i & (2^shift - 1) within it.
+// piece i >> shift, element i & (2^shift - 1) within it; an array of one piece tags the piece's
+// own address (kPieceDirect), no table read (the branch is uniform: a push constant).
 uint64_t element_address(uint64_t table, uint i, uint stride) {
   uint shift = uint(table) & kPieceShiftMask;
-  uint64_t piece = PieceTable(table & ~uint64_t(kPieceShiftMask)).v[i >> shift];
+  uint64_t base = table & ~uint64_t(kPieceShiftMask);
+  uint64_t piece = shift == kPieceDirect ? base : PieceTable(base).v[i >> shift];
   return piece + uint64_t(i & ((1u << shift) - 1u)) * stride;
 }
 

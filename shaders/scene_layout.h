@@ -13,7 +13,9 @@
 // field of ScenePush holds the address of the array's piece table (one uint64 device address per
 // piece) with the shift in its low kPieceShiftBits bits: tables are placed at addresses aligned
 // to kPieceTableAlign, so those bits are free, and the shift costs no push-constant space (the
-// 128 bytes are all used). A scene that fits one piece per array still has one-entry tables.
+// 128 bytes are all used). An array of one piece needs no table: its field holds the piece's own
+// address tagged kPieceDirect (a shift of 31: every index lies in piece 0), which spares the
+// passes a dependent load an access; piece_shift() never gives 31 itself.
 //
 // Arrays indexed by store slot (EntityStore; an entity keeps its slot for its whole life, so its
 // data never moves when the hierarchy changes): flags, translation, rotation, scale, parent (the
@@ -99,6 +101,7 @@ TPROP_CONST kValueDeltaBytes = 48u;
 TPROP_CONST kPieceShiftBits = 5u;
 TPROP_CONST kPieceShiftMask = (1u << kPieceShiftBits) - 1u;
 TPROP_CONST kPieceTableAlign = 1u << kPieceShiftBits;
+TPROP_CONST kPieceDirect = kPieceShiftMask;
 
 // The descriptor variant of the passes (TPROP_DESCRIPTORS in scene_access.glsl): set 0, one
 // storage buffer per array, in this order.
