@@ -49,6 +49,8 @@ void read_frame_figures(const Propagator& gpu, FrameRecord& r) {
   r.jump_runs = fs.jump_runs;
   r.scan_runs = fs.scan_runs;
   r.shared_wide_stores = fs.shared_wide_stores;
+  r.addressing = fs.descriptors ? (fs.texel_reads ? "texels" : "descriptors")
+                                : (fs.texel_reads ? "address-texels" : "addresses");
   r.pipelines_created = fs.pipelines_created;
   const Result<StageTimes> times = gpu.stage_times();
   if (!times) {

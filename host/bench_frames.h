@@ -52,6 +52,9 @@ struct FrameRecord {
   uint32_t jump_runs = 0;  // deep runs pointer-jumped (FrameStats)
   uint32_t scan_runs = 0;  // deep runs of aligned levels scanned
   bool shared_wide_stores = false;  // FrameStats::shared_wide_stores
+  // How the passes reached the arrays, in --addressing's words: "descriptors", "texels",
+  // "addresses" or "address-texels" (FrameStats::descriptors, texel_reads).
+  const char* addressing = "";
   uint32_t pipelines_created = 0;  // pass variants update() compiled
   std::vector<GpuStage> gpu_stages;    // empty when the device gives no timestamps
   std::optional<double> gpu_total_ms;  // the sum of the stages

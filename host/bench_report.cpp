@@ -76,6 +76,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"jump_runs", f.jump_runs},
           {"scan_runs", f.scan_runs},
           {"shared_wide_stores", f.shared_wide_stores},
+          {"addressing", f.addressing},
           {"gpu_time_ms", gpu},
           {"gpu_times_error", f.gpu_times_error.empty() ? nlohmann::json(nullptr)
                                                         : nlohmann::json(f.gpu_times_error)},
@@ -157,6 +158,9 @@ void print_text_frame(std::FILE* out, const FrameRecord& f) {
                figure(f.gb_per_s(), "%.2f").c_str(), f.loop_ms,
                figure(f.gpu_over_loop(), "%.2f").c_str(), check.c_str());
   if (!f.gpu_times_error.empty()) std::fprintf(out, "    no GPU times: %s\n", f.gpu_times_error.c_str());
+  // (Every frame's in --json; a scene's frames change it only where a frame's data outgrows
+  // one binding or a view.)
+  if (f.kind == FrameKind::Full) std::fprintf(out, "    addressing: %s\n", f.addressing);
   std::fflush(out);
 }
 

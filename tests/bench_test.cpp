@@ -266,6 +266,24 @@ TEST(Bench, WideStoresAreWhatTheCommandLineAsksFor) {
   }
 }
 
+// --addressing: the passes reach the arrays as the command line asks (a 2k scene fits one
+// binding and one view on any device), as the report says frame by frame, every frame
+// validating.
+TEST(Bench, AddressingIsWhatTheCommandLineAsksFor) {
+  REQUIRE_DEVICE_OR_SKIP();
+  for (const std::string addressing : {"texels", "descriptors", "addresses", "address-texels"}) {
+    SCOPED_TRACE(addressing);
+    const nlohmann::json doc =
+        bench_json("--sizes 2k --scenes forest4 --validate --addressing " + addressing);
+    ASSERT_EQ(doc.at("scenes").size(), 1u);
+    for (const auto& f : doc.at("scenes")[0].at("frames")) {
+      SCOPED_TRACE(f.at("frame").get<std::string>());
+      EXPECT_EQ(f.at("addressing").get<std::string>(), addressing);
+      EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
+    }
+  }
+}
+
 // --value-writes: the values frames' changes staged as records or written in place (where the
 // device has memory for it: a CPU device's is host memory), every frame validating.
 TEST(Bench, ValueWritesAreWhatTheCommandLineAsksFor) {
