@@ -1,7 +1,7 @@
 // GLSL side of scene_layout.h: how the passes reach the scene's arrays, as function-like macros
 // (FLAGS(slot), DIRTY(slot) = frame, RARE(r).composite_scale, ...; each names an element, read or
 // written; LocalToWorld is written through store_world(), which follows the output's layout) so
-// that each pass is written once and built in two variants:
+// that each pass is written once and built in two addressings:
 //  - default: buffer device addresses, through each array's piece table (scene_layout.h): an
 //    array may span any number of buffers, so any scene that fits in memory works, past
 //    maxStorageBufferRange and past maxMemoryAllocationSize;
