@@ -52,6 +52,7 @@ Result<MemoryRecord> measure_memory(const VulkanContext& context, const PlannedS
     if (Status st = gpu->update(store); !st) return st.error();
     m.first_frame_staging_bytes = gpu->last_frame().staging_bytes;
     m.first_frame_mirror_bytes = gpu->last_frame().mirror_bytes;
+    m.in_place_arrays = gpu->last_frame().in_place_arrays;
     if (Status st = gpu->run_staged(store); !st) return st.error();
     const uint64_t rss3 = status_bytes("VmRSS");
     const FrameStats& fs = gpu->last_frame();
@@ -100,7 +101,8 @@ void print_memory(std::FILE* out, const MemoryRecord& m, bool first) {
            std::to_string(m.largest_buffer_bytes >> 20) + " MiB)");
   line("propagator staging, 1st frame", "counted", m.first_frame_staging_bytes,
        "  (of which the per-slot mirrors " + std::to_string(m.first_frame_mirror_bytes / 1000000) +
-           " MB, freed once the frame completed)");
+           " MB, freed once the frame completed" +
+           (m.in_place_arrays ? "; translation, rotation, scale packed in place" : "") + ")");
   line("propagator staging after it", "counted", m.staging_bytes, "");
   line("propagator + first frame", "RSS", m.propagator_rss,
        "  (after it: its own depth order, bookkeeping, staging; device memory on a CPU device)");
@@ -129,6 +131,7 @@ std::string memory_json(const std::string& device, const std::vector<MemoryRecor
                              {"staging_bytes", m.staging_bytes},
                              {"first_frame_staging_bytes", m.first_frame_staging_bytes},
                              {"first_frame_mirror_bytes", m.first_frame_mirror_bytes},
+                             {"in_place_arrays", m.in_place_arrays},
                              {"peak_rss_bytes", m.peak_rss},
                              {"validate_max_error_in_tolerances",
                               m.validate_worst >= 0 ? nlohmann::json(m.validate_worst)

@@ -152,6 +152,7 @@ Status Propagator::update(EntityStore& store) {
   m.stats.largest_buffer_bytes = m.buffer_stats.largest_buffer_bytes;
   m.stats.descriptors = storage_addressing(m.addressing) == Addressing::Descriptors;
   m.stats.texel_reads = reads_texels(m.addressing);
+  m.stats.in_place_arrays = m.in_place;
   m.stats.shared_wide_stores = m.shared_wide_stores();
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();

@@ -160,14 +160,19 @@ struct FrameStats {
   // frame's deltas, work list and level table, the piece tables, and while a full upload needs
   // them the per-slot inputs' mirrors), and the largest of the arrays' pieces (at most
   // max_buffer_bytes; the piece tables, 8 bytes a piece, are apart). The mirrors (64 bytes a
-  // slot) are made by an update() that uploads everything and freed once its frame has
-  // completed: by run() after its wait (which updates staging_bytes and mirror_bytes here), else
-  // by the next update(), which hands them to a worker thread to free (no longer counted here).
+  // slot, 16 with in_place_arrays) are made by an update() that uploads everything and freed once
+  // its frame has completed: by run() after its wait (which updates staging_bytes and
+  // mirror_bytes here), else by the next update(), which hands them to a worker thread to free
+  // (no longer counted here).
   uint32_t device_buffers = 0;
   uint64_t device_bytes = 0;
   uint64_t staging_bytes = 0;
   uint64_t mirror_bytes = 0;          // ... of staging_bytes, the per-slot inputs' mirrors
   uint64_t largest_buffer_bytes = 0;
+  // The translation, rotation and scale arrays live in host-visible device memory that update()
+  // writes in place (ValueWrites: by default on integrated GPUs and CPU devices): a full upload
+  // packs them there too, so they have no mirror and no copy (48 of the 64 bytes a slot).
+  bool in_place_arrays = false;
 };
 
 // How runs of narrow levels (at most 64 entities each) are evaluated. Measured on lavapipe, a

@@ -186,6 +186,7 @@ Status Propagator::Impl::make_mirrors(uint32_t n) {
   std::vector<Buffer> made[kArrays];  // per array and piece; empty where the present one serves
   for (int a = 0; a < kArrays; ++a) {
     const Pieced& m = arrays[a];
+    if (!mirrors(Array(a))) continue;  // written in place (packed_at)
     made[a].resize(pieces);
     for (uint32_t p = 0; p < pieces; ++p) {
       const VkDeviceSize bytes = VkDeviceSize(std::min(m.size_of(p), n - m.first_of(p))) * m.stride;
@@ -198,6 +199,7 @@ Status Propagator::Impl::make_mirrors(uint32_t n) {
   bool changed = false;
   for (int a = 0; a < kArrays; ++a) {
     Pieced& m = arrays[a];
+    if (!mirrors(Array(a))) continue;
     changed |= m.staging.size() != pieces;
     m.staging.resize(pieces);
     for (uint32_t p = 0; p < pieces; ++p)

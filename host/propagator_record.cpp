@@ -123,7 +123,8 @@ void Propagator::record(VkCommandBuffer cmd) {
   }
   if (m.full_upload) {
     const std::vector<Range> all = {{0, m.slots}};
-    for (int a = 0; a < kArrays; ++a) m.copy(cmd, m.arrays[a], all);
+    for (int a = 0; a < kArrays; ++a)
+      if (m.mirrors(Array(a))) m.copy(cmd, m.arrays[a], all);  // else written in place
     m.cleared_slots = 0;
   }
   // Slots without an entity read as zeros (a full upload clears them all, growth the new ones);

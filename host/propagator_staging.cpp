@@ -199,15 +199,15 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
 
   // A frame after the first uploads deltas only, and any full upload packs every slot anew, so
   // the mirrors are written only for full uploads (seven fewer scattered writes per change), and
-  // exist only then.
+  // exist only then (and not for the arrays written in place: packed_at()).
   if (!delta) {
-    staged<uint32_t>(kFlags, slot) = e.flags;
-    staged<float4>(kTranslation, slot) = e.translation;
-    staged<float4>(kRotation, slot) = e.rotation;
-    staged<float4>(kScale, slot) = e.scale;
-    staged<uint32_t>(kParent, slot) = parent;
-    staged<uint32_t>(kRareIndex, slot) = rare_index;
-    staged<uint32_t>(kStaticIndex, slot) = static_index;
+    packed_at<uint32_t>(kFlags, slot) = e.flags;
+    packed_at<float4>(kTranslation, slot) = e.translation;
+    packed_at<float4>(kRotation, slot) = e.rotation;
+    packed_at<float4>(kScale, slot) = e.scale;
+    packed_at<uint32_t>(kParent, slot) = parent;
+    packed_at<uint32_t>(kRareIndex, slot) = rare_index;
+    packed_at<uint32_t>(kStaticIndex, slot) = static_index;
   } else {
     stream_delta(delta, slot, e.flags, parent, rare_index, static_index, e);
   }
@@ -267,6 +267,16 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
   if (Status st = ensure_slot_capacity(std::max(store.slot_capacity(), 1u)); !st) return st;
   slots = store.slot_capacity();
   if (Status st = make_mirrors(slots); !st) return st;
+  // A replaced piece of an array written in place is not copied into its successor: the pack
+  // below writes every slot there, and the copy, recorded after it, would undo that.
+  for (size_t k = 0; k < piece_copies.size();) {
+    if (piece_copies[k].to->device_kind != BufferKind::DeviceMapped) {
+      ++k;
+      continue;
+    }
+    retired.push_back(std::move(piece_copies[k].from));
+    piece_copies.erase(piece_copies.begin() + std::ptrdiff_t(k));
+  }
   side.resize(slots);
   // Static indices of slots that are gone or no longer Static go back to the free list.
   for (uint32_t slot = 0; slot < slots; ++slot)

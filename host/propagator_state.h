@@ -310,9 +310,18 @@ struct Propagator::Impl {
     return out;
   }
 
-  // Element `slot` of the staging mirror of per-slot array `a`.
+  // Where a full pack writes element `slot` of per-slot array `a`: its staging mirror, or where
+  // the host writes the array in place (DeviceMapped: translation, rotation and scale on an
+  // integrated GPU or a CPU device), the device memory itself, which then needs no mirror and
+  // no copy (update() runs after the previous frame completed).
   template <class T>
-  T& staged(Array a, uint32_t slot) const { return arrays[a].staged<T>(slot); }
+  T& packed_at(Array a, uint32_t slot) const {
+    const Pieced& m = arrays[a];
+    if (m.device_kind != BufferKind::DeviceMapped) return m.staged<T>(slot);
+    return static_cast<T*>(m.device[slot >> m.shift].mapped())[m.index_in_piece(slot)];
+  }
+  // Whether a full upload stages array `a` (else the full pack wrote it in place).
+  bool mirrors(Array a) const { return arrays[a].device_kind != BufferKind::DeviceMapped; }
   gpu::RareRecord& staged_rare(uint32_t rare_index) const {
     return rare.staged<gpu::RareRecord>(rare_index);
   }

@@ -1,7 +1,8 @@
 // The per-slot staging mirrors (issue 11): a full upload packs every slot into them, 64 bytes a
-// slot, and nothing reads them once its copies have completed, so they are freed then (by run()
-// after its wait, else by the next update()) and made again by the next frame that uploads
-// everything. Each frame after is checked against the CPU reference: values, spawns, despawns,
+// slot (16 where translation, rotation and scale are written in place: packed straight into
+// device memory), and nothing reads them once its copies have completed, so they are freed then
+// (by run() after its wait, else by the next update()) and made again by the next frame that
+// uploads everything. Each frame after is checked against the CPU reference: values, spawns, despawns,
 // re-parents, Statics and growth past the buffers' room must come through the deltas alone.
 #include "gpu_test_support.h"
 
@@ -9,8 +10,13 @@ namespace tprop::test {
 namespace {
 
 // flags 4, translation 16, rotation 16, scale 16, parent 4, rare index 4, static index 4
-// (shaders/scene_layout.h), and the mirrors hold the packed slots only, without growth room.
+// (shaders/scene_layout.h), and the mirrors hold the packed slots only, without growth room;
+// without the three vec4 arrays where those are written in place (FrameStats::in_place_arrays).
 constexpr uint64_t kMirrorBytesPerSlot = 4 + 16 + 16 + 16 + 4 + 4 + 4;
+constexpr uint64_t kInPlaceBytesPerSlot = 16 + 16 + 16;
+uint64_t mirror_bytes_per_slot(const FrameStats& fs) {
+  return kMirrorBytesPerSlot - (fs.in_place_arrays ? kInPlaceBytesPerSlot : 0);
+}
 
 class GpuStaging : public GpuTest {
  protected:
@@ -66,7 +72,7 @@ TEST_F(GpuStaging, TheMirrorsGoOnceTheFirstFrameHasCompletedAndTheFramesAfterSti
   ASSERT_TRUE(gpu.update(store).ok());
   const FrameStats first = gpu.last_frame();
   ASSERT_TRUE(first.full_upload);
-  EXPECT_EQ(first.mirror_bytes, kMirrorBytesPerSlot * store.slot_capacity());
+  EXPECT_EQ(first.mirror_bytes, mirror_bytes_per_slot(first) * store.slot_capacity());
   EXPECT_GE(first.staging_bytes, first.mirror_bytes);
   ASSERT_LE(frame_and_compare(gpu, cpu, store, "first frame",
                               [&] { return gpu.run_staged(store); }),
@@ -127,7 +133,7 @@ TEST_F(GpuStaging, AFrameTheApplicationRecordedFreesTheMirrorsAtTheNextUpdate) {
   ASSERT_LE(frame_and_compare(gpu, cpu, store, "first frame", own_frame), 1.0);
   const FrameStats first = gpu.last_frame();
   EXPECT_TRUE(first.full_upload);
-  EXPECT_EQ(first.mirror_bytes, kMirrorBytesPerSlot * store.slot_capacity());
+  EXPECT_EQ(first.mirror_bytes, mirror_bytes_per_slot(first) * store.slot_capacity());
   EXPECT_GT(first.staging_bytes, first.mirror_bytes);
   for (int frame = 1; frame <= 4; ++frame) {
     const std::string what = "frame " + std::to_string(frame);
@@ -173,7 +179,7 @@ TEST_F(GpuStaging, AFullUploadAgainMakesTheMirrorsAgain) {
       if (Status st = gpu.update(s); !st) return st;
       const FrameStats& fs = gpu.last_frame();
       EXPECT_TRUE(fs.full_upload);
-      EXPECT_EQ(fs.mirror_bytes, kMirrorBytesPerSlot * s.slot_capacity());
+      EXPECT_EQ(fs.mirror_bytes, mirror_bytes_per_slot(fs) * s.slot_capacity());
       return gpu.run_staged(s);
     };
     worst = frame_and_compare(gpu, cpu, s, what, staged);
@@ -214,14 +220,16 @@ TEST_F(GpuStaging, AFullUploadAgainMakesTheMirrorsAgain) {
   cpu_b = CpuReference();  // b's Statics are computed again, as a's were above
   ASSERT_TRUE(gpu.update(b).ok());
   EXPECT_TRUE(gpu.last_frame().full_upload);
-  EXPECT_EQ(gpu.last_frame().mirror_bytes, kMirrorBytesPerSlot * b.slot_capacity());
+  EXPECT_EQ(gpu.last_frame().mirror_bytes,
+            mirror_bytes_per_slot(gpu.last_frame()) * b.slot_capacity());
   for (EntityId k = 0; k < 300; ++k, ++next_b) {
     b.create(next_b);
     b.set_translation(next_b, v.vec(5));
     b.set_parent(next_b, v.below(next_b));
   }
   ASSERT_TRUE(gpu.update(b).ok());
-  EXPECT_EQ(gpu.last_frame().mirror_bytes, kMirrorBytesPerSlot * b.slot_capacity());
+  EXPECT_EQ(gpu.last_frame().mirror_bytes,
+            mirror_bytes_per_slot(gpu.last_frame()) * b.slot_capacity());
   ASSERT_LE(full_frame(b, cpu_b, "b after two full uploads never recorded"), 1.0);
   ASSERT_LE(delta_frame(b, cpu_b, next_b, "b, deltas after them"), 1.0);
   cpu_a = CpuReference();
@@ -237,6 +245,47 @@ TEST_F(GpuStaging, AFullUploadAgainMakesTheMirrorsAgain) {
   a.remove(victim, Component::LocalToParent);
   ASSERT_LE(full_frame(a, cpu_a, "after a refused update()"), 1.0);
   ASSERT_LE(delta_frame(a, cpu_a, next_a, "a, deltas after that"), 1.0);
+}
+
+// Where translation, rotation and scale are written in place, a full upload packs them straight
+// into device memory: a full upload that also grows the arrays (after a refused update(), the
+// store grew past their room) must not copy the replaced last piece's old contents over what it
+// packed, in either way of writing values.
+TEST_F(GpuStaging, AFullUploadThatGrowsTheArraysKeepsWhatItPacked) {
+  for (ValueWrites writes : {ValueWrites::InPlace, ValueWrites::Staged}) {
+    SCOPED_TRACE(writes == ValueWrites::InPlace ? "in place" : "staged");
+    EntityStore store;
+    ValueSource v(14);
+    // 300 slots: in pieces of 256 (48-byte LocalToWorlds in 16 KiB), the last one short.
+    for (EntityId e = 0; e < 300; ++e) {
+      store.create(e);
+      store.set_translation(e, v.vec(5));
+      if (e > 0) store.set_parent(e, v.below(e));
+    }
+    Propagator gpu = make_propagator(ctx(), {.value_writes = writes,
+                                             .max_buffer_bytes = 16384,
+                                             .output_layout = OutputLayout::Affine3x4});
+    CpuReference cpu;
+    ASSERT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+    EXPECT_EQ(gpu.last_frame().slot_pieces, 2u);
+    if (writes == ValueWrites::Staged) EXPECT_FALSE(gpu.last_frame().in_place_arrays);
+    float4x4 projective(1.0f);
+    projective[0][3] = 0.25f;
+    store.set_matrix(7, MatrixComponent::LocalToParent, projective);
+    // Refused (the Affine3x4 output cannot hold it): the next update() packs everything again.
+    ASSERT_FALSE(gpu.update(store).ok());
+    store.remove(7, Component::LocalToParent);
+    // New values for every old entity, and the store past the arrays' room.
+    for (EntityId e = 0; e < 300; ++e) store.set_translation(e, v.vec(5));
+    for (EntityId e = 300; e < 700; ++e) {
+      store.create(e);
+      store.set_translation(e, v.vec(5));
+      store.set_parent(e, v.below(e));
+    }
+    ASSERT_LE(frame_and_compare(gpu, cpu, store, "full upload that grows"), 1.0);
+    EXPECT_TRUE(gpu.last_frame().full_upload);
+    EXPECT_GT(gpu.last_frame().slot_pieces, 2u);
+  }
 }
 
 }  // namespace
