@@ -238,8 +238,9 @@ TEST_P(GpuRulesBothPaths, EveryComponentCombinationMatchesTheReferenceOverFrames
   // Descriptors only where every array is one piece.
   EXPECT_EQ(gpu.last_frame().descriptors, o.prefer_descriptors && !o.max_buffer_bytes);
   // Texel reads where asked for, beside either addressing, where their arrays are one piece.
-  if (o.texel_reads == TexelReads::Always)
+  if (o.texel_reads == TexelReads::Always) {
     EXPECT_EQ(gpu.last_frame().texel_reads, !o.max_buffer_bytes);
+  }
   // Nothing changed: nothing to upload, nothing to evaluate, whatever the strategy.
   EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
   EXPECT_EQ(gpu.last_frame().evaluated_entities, 0u);

@@ -268,7 +268,9 @@ TEST_F(GpuStaging, AFullUploadThatGrowsTheArraysKeepsWhatItPacked) {
     CpuReference cpu;
     ASSERT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
     EXPECT_EQ(gpu.last_frame().slot_pieces, 2u);
-    if (writes == ValueWrites::Staged) EXPECT_FALSE(gpu.last_frame().in_place_arrays);
+    if (writes == ValueWrites::Staged) {
+      EXPECT_FALSE(gpu.last_frame().in_place_arrays);
+    }
     float4x4 projective(1.0f);
     projective[0][3] = 0.25f;
     store.set_matrix(7, MatrixComponent::LocalToParent, projective);
