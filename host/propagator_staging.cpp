@@ -268,7 +268,8 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
   slots = store.slot_capacity();
   if (Status st = make_mirrors(slots); !st) return st;
   // A replaced piece of an array written in place is not copied into its successor: the pack
-  // below writes every slot there, and the copy, recorded after it, would undo that.
+  // below writes every slot of translation, rotation and scale there, and the copy, recorded
+  // after it, would undo that (the dirty marks' are cleared by the full upload's record anyway).
   for (size_t k = 0; k < piece_copies.size();) {
     if (piece_copies[k].to->device_kind != BufferKind::DeviceMapped) {
       ++k;

@@ -317,10 +317,10 @@ struct Propagator::Impl {
   template <class T>
   T& packed_at(Array a, uint32_t slot) const {
     const Pieced& m = arrays[a];
-    if (m.device_kind != BufferKind::DeviceMapped) return m.staged<T>(slot);
+    if (mirrors(a)) return m.staged<T>(slot);
     return static_cast<T*>(m.device[slot >> m.shift].mapped())[m.index_in_piece(slot)];
   }
-  // Whether a full upload stages array `a` (else the full pack wrote it in place).
+  // Whether a full upload stages array `a` (else the full pack writes it in place).
   bool mirrors(Array a) const { return arrays[a].device_kind != BufferKind::DeviceMapped; }
   gpu::RareRecord& staged_rare(uint32_t rare_index) const {
     return rare.staged<gpu::RareRecord>(rare_index);
