@@ -98,7 +98,7 @@ const R4 kSPT = T(0, 4, 0);     // ScalePivotTranslation (0, 4, 0)
 const R4 kSP = T(1, 1, 0);      // ScalePivot (1, 1, 0)
 const R4 kSPinv = T(-1, -1, 0);
 // User-written matrices, distinctive so that keeping or overriding them shows.
-const R4 kUserCR = rows({0, 0, 1, 0}, {0, 1, 0, 0}, {-1, 0, 0, 7});   // Ry90 then up 7 in z
+const R4 kUserCR = mul(T(0, 0, 7), rot(kRy90));                        // Ry90 then up 7 in z
 const R4 kUserCS = rows({3, 0, 0, 0}, {0, 1, 0, 1}, {0, 0, 2, 0});
 const R4 kUserPSI = S(0.25, 4, 1);
 const R4 kUserLTW = rows({1, 0, 0, 9}, {0, 0, -1, 8}, {0, 1, 0, 7});
