@@ -60,25 +60,31 @@ Status Propagator::Impl::create_descriptor_set() {
   return ok_status();
 }
 
+// The array behind each binding of set `which`.
+void Propagator::Impl::binding_arrays(const Pieced* out[gpu::kBindingCount], int which) const {
+  out[gpu::kBindingFlags] = &arrays[kFlags];
+  out[gpu::kBindingTranslation] = &arrays[kTranslation];
+  out[gpu::kBindingRotation] = &arrays[kRotation];
+  out[gpu::kBindingScale] = &arrays[kScale];
+  out[gpu::kBindingParent] = &arrays[kParent];
+  out[gpu::kBindingRareIndex] = &arrays[kRareIndex];
+  out[gpu::kBindingStaticIndex] = &arrays[kStaticIndex];
+  out[gpu::kBindingRare] = which == 1 ? &value_deltas : &rare;  // scene_layout.h
+  out[gpu::kBindingFrozen] = &frozen;
+  out[gpu::kBindingWorld] = &world;
+  out[gpu::kBindingLevels] = &levels;
+  out[gpu::kBindingDeltas] = &deltas;
+  out[gpu::kBindingList] = &list_of(which);
+  out[gpu::kBindingDirty] = &dirty;
+}
+
 // The buffer behind each binding (the first piece of each array); an absent optional table is
 // stood in for by the flags buffer (never read: no flag points into it).
 void Propagator::Impl::binding_buffers(const Buffer* out[gpu::kBindingCount], int which) const {
-  const Buffer* fallback = &arrays[kFlags].device[0];
-  auto first = [&](const Pieced& m) { return m ? &m.device[0] : fallback; };
-  out[gpu::kBindingFlags] = first(arrays[kFlags]);
-  out[gpu::kBindingTranslation] = first(arrays[kTranslation]);
-  out[gpu::kBindingRotation] = first(arrays[kRotation]);
-  out[gpu::kBindingScale] = first(arrays[kScale]);
-  out[gpu::kBindingParent] = first(arrays[kParent]);
-  out[gpu::kBindingRareIndex] = first(arrays[kRareIndex]);
-  out[gpu::kBindingStaticIndex] = first(arrays[kStaticIndex]);
-  out[gpu::kBindingRare] = which == 1 ? first(value_deltas) : first(rare);  // scene_layout.h
-  out[gpu::kBindingFrozen] = first(frozen);
-  out[gpu::kBindingWorld] = first(world);
-  out[gpu::kBindingLevels] = first(levels);
-  out[gpu::kBindingDeltas] = first(deltas);
-  out[gpu::kBindingList] = first(list_of(which));
-  out[gpu::kBindingDirty] = first(dirty);
+  const Pieced* a[gpu::kBindingCount];
+  binding_arrays(a, which);
+  for (uint32_t i = 0; i < gpu::kBindingCount; ++i)
+    out[i] = *a[i] ? &a[i]->device[0] : &arrays[kFlags].device[0];
 }
 
 // The buffer and the texel format behind each texel binding of set 0 (scene_layout.h kTexel*).
@@ -161,10 +167,12 @@ Result<bool> Propagator::Impl::describe_texels() {
                ? std::min<uint64_t>(most, options.max_binding_bytes / texel_bytes(t))
                : most;
   };
-  for (const Pieced* m : texel_pieced())
-    if (m->pieces() > 1) return false;
+  const Pieced* arrays_of[gpu::kBindingCount];
+  binding_arrays(arrays_of, 0);
   for (uint32_t t = 0; t < gpu::kTexelCount; ++t)  // (a view holds at least one texel)
-    if (view_texels(t) == 0 || extent[binding[t]] > view_texels(t) * texel_bytes(t)) return false;
+    if (arrays_of[binding[t]]->pieces() > 1 || view_texels(t) == 0 ||
+        extent[binding[t]] > view_texels(t) * texel_bytes(t))
+      return false;
   for (uint32_t t = 0; t < gpu::kTexelCount; ++t) {
     if (texel_viewed[t] == b[t]->handle() && texel_views[t]) continue;
     const uint64_t texels = view_texels(t);
@@ -245,9 +253,9 @@ Status Propagator::Impl::choose_addressing() {
   // Beside device addresses, texel reads only where the options ask for descriptors (the
   // scene outgrew them) or for texel reads outright: prefer_descriptors = false alone keeps
   // every array on its address.
-  const bool texels_wanted =
-      fits || options.prefer_descriptors ? texel_reads()
-                                         : options.texel_reads == TexelReads::Always;
+  const bool texels_wanted = (fits || options.prefer_descriptors)
+                                 ? texel_reads()
+                                 : options.texel_reads == TexelReads::Always;
   if (!texels_wanted || !sets) return ok_status();
   Result<bool> texels = describe_texels();
   if (!texels) return texels.error();

@@ -94,6 +94,12 @@ struct Pieced {
     assert((i >> shift) < staging.size() && "no mirror holds this element");
     return static_cast<T*>(staging[i >> shift].mapped())[index_in_piece(i)];
   }
+  // Element i of the device pieces themselves, where they are host-visible (DeviceMapped).
+  template <class T>
+  T& in_device(uint32_t i) const {
+    assert(device[i >> shift].mapped() && "only a DeviceMapped array is written by the host");
+    return static_cast<T*>(device[i >> shift].mapped())[index_in_piece(i)];
+  }
   // Copies `count` elements from `from` into the staging mirror at element `first`.
   void stage(uint32_t first, const void* from, uint32_t count) const;
   explicit operator bool() const { return !device.empty(); }
@@ -317,8 +323,7 @@ struct Propagator::Impl {
   template <class T>
   T& packed_at(Array a, uint32_t slot) const {
     const Pieced& m = arrays[a];
-    if (mirrors(a)) return m.staged<T>(slot);
-    return static_cast<T*>(m.device[slot >> m.shift].mapped())[m.index_in_piece(slot)];
+    return mirrors(a) ? m.staged<T>(slot) : m.in_device<T>(slot);
   }
   // Whether a full upload stages array `a` (else the full pack writes it in place).
   bool mirrors(Array a) const { return arrays[a].device_kind != BufferKind::DeviceMapped; }
@@ -455,14 +460,9 @@ struct Propagator::Impl {
   const Pieced& list_of(int which) const {
     return use_work_list && which == 0 && work_list ? work_list : order_list;
   }
-  // The buffers behind set `which` (0: evaluation, 1: scatter).
+  // The arrays, and their first pieces' buffers, behind set `which` (0: evaluation, 1: scatter).
+  void binding_arrays(const Pieced* out[gpu::kBindingCount], int which) const;
   void binding_buffers(const Buffer* out[gpu::kBindingCount], int which) const;
-  // The arrays behind set 0's texel bindings, in kTexel* order.
-  std::array<const Pieced*, gpu::kTexelCount> texel_pieced() const {
-    using namespace propagator_detail;
-    return {&world, &arrays[kTranslation], &arrays[kRotation], &arrays[kScale], &list_of(0),
-            &arrays[kParent], &dirty};
-  }
   // The buffers and texel formats behind set 0's texel bindings.
   void texel_buffers(const Buffer* out[gpu::kTexelCount], VkFormat format[gpu::kTexelCount],
                      uint32_t binding[gpu::kTexelCount]) const;

@@ -2,8 +2,9 @@
 // slot (16 where translation, rotation and scale are written in place: packed straight into
 // device memory), and nothing reads them once its copies have completed, so they are freed then
 // (by run() after its wait, else by the next update()) and made again by the next frame that
-// uploads everything. Each frame after is checked against the CPU reference: values, spawns, despawns,
-// re-parents, Statics and growth past the buffers' room must come through the deltas alone.
+// uploads everything. Each frame after is checked against the CPU reference: values, spawns,
+// despawns, re-parents, Statics and growth past the buffers' room must come through the deltas
+// alone.
 #include "gpu_test_support.h"
 
 namespace tprop::test {
