@@ -48,6 +48,7 @@ void read_frame_figures(const Propagator& gpu, FrameRecord& r) {
   r.dispatches = fs.dispatches;
   r.jump_runs = fs.jump_runs;
   r.scan_runs = fs.scan_runs;
+  r.climbed_levels = fs.climbed_levels;
   r.shared_wide_stores = fs.shared_wide_stores;
   r.addressing = fs.descriptors ? (fs.texel_reads ? "texels" : "descriptors")
                                 : (fs.texel_reads ? "address-texels" : "addresses");

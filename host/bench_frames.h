@@ -51,6 +51,7 @@ struct FrameRecord {
   uint32_t dispatches = 0;
   uint32_t jump_runs = 0;  // deep runs pointer-jumped (FrameStats)
   uint32_t scan_runs = 0;  // deep runs of aligned levels scanned
+  uint32_t climbed_levels = 0;  // top levels in one climb step
   bool shared_wide_stores = false;  // FrameStats::shared_wide_stores
   // How the passes reached the arrays, in --addressing's words: "descriptors", "texels",
   // "addresses" or "address-texels" (FrameStats::descriptors, texel_reads).

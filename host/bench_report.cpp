@@ -75,6 +75,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"dispatches", f.dispatches},
           {"jump_runs", f.jump_runs},
           {"scan_runs", f.scan_runs},
+          {"climbed_levels", f.climbed_levels},
           {"shared_wide_stores", f.shared_wide_stores},
           {"addressing", f.addressing},
           {"gpu_time_ms", gpu},

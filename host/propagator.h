@@ -150,6 +150,7 @@ struct FrameStats {
   uint32_t chain_steps = 0;           // chains of one-entity levels walked by one subgroup
   uint32_t bundle_steps = 0;          // bundles of parallel chains, an invocation per chain
   uint32_t fused_levels = 0;          // levels evaluated by fused steps (LevelPasses::Fused)
+  uint32_t climbed_levels = 0;        // top levels evaluated by one climb step (ClimbTop)
   uint32_t pipelines_created = 0;     // pass variants update() compiled, those the context
                                       // lacked (a driver's compile each: milliseconds on some;
                                       // a full frame makes those that later frames of the scene
@@ -255,6 +256,24 @@ enum class LevelPasses : uint8_t {
   Fused,
 };
 
+// Whether the top levels of the order go into one climb step (PropagatorOptions::climb_top): from
+// the roots down, as long as they hold at most climb_entities entities together and are at most
+// climb_levels deep, in a frame that follows the whole order. One invocation per entry composes its own chain of ancestors' matrices from its
+// root down (shaders/propagate.comp climb()): the same products as the level passes, in their
+// order, so the same results, for O(entities * levels) work that is mostly cache hits, where
+// the level passes pay a dispatch, a barrier and a few dependent memory round trips a level
+// however few entities it holds (a forest's top levels: a few of its dispatches, not of its
+// bytes). Taken where it replaces two steps or more (not a deep run's scan or jump).
+enum class ClimbTop : uint8_t {
+  Auto,    // on GPUs (not a CPU device)
+  Always,  // on every device
+  Never,   // the top levels go as every other level
+};
+// The most top levels, and entities in them, that one climb step takes by default
+// (PropagatorOptions::climb_levels, climb_entities).
+inline constexpr uint32_t kClimbLevels = 8;
+inline constexpr uint32_t kClimbEntities = 65536;
+
 // Whether the evaluate passes read through uniform texel buffers (PropagatorOptions::texel_reads).
 enum class TexelReads : uint8_t {
   Auto,    // on a CPU device (VK_PHYSICAL_DEVICE_TYPE_CPU, where it was measured), else Never
@@ -342,6 +361,11 @@ struct PropagatorOptions {
   LevelPasses level_passes = LevelPasses::Auto;
   WideStores wide_stores = WideStores::Auto;
   ScanRuns scan_runs = ScanRuns::Auto;
+  ClimbTop climb_top = ClimbTop::Auto;
+  // The most top levels a climb step takes: 2 to gpu::kClimbLevelsMax (16); outside, the nearest.
+  // And the most entities those levels hold together.
+  uint32_t climb_levels = kClimbLevels;
+  uint32_t climb_entities = kClimbEntities;
   // Pointer jumping takes a run of at most this many entities at once (its scratch, 140 bytes an
   // entity, is one buffer); a longer run goes in consecutive pieces. 0: as many as one buffer
   // (max_buffer_bytes) allows. Tests set it low to run pieces on small scenes.

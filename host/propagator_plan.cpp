@@ -330,6 +330,9 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
     run_end = l + 1;
   }
   flush();
+  // Climbing needs every ancestor of a top-level entry in the levels it takes: the whole order's
+  // (a work list's first levels hang below unlisted entities).
+  if (whole_order && climb_top()) climb_top_levels(counts, table_base, run_table);
   if (fused_levels()) fuse_levels(counts, table_base, run_table);
   // Jumps and scans share the scratch (one step at a time).
   const VkDeviceSize bytes = std::max(VkDeviceSize(longest_run) * kJumpBytes, scan_bytes);
@@ -349,6 +352,58 @@ Status Propagator::Impl::plan_steps(const std::vector<uint32_t>& counts,
     ++buffers_generation;
   }
   return ok_status();
+}
+
+namespace {
+
+// The chunk table of levels [first_level, end_level) (the fused and climb passes': per level with
+// entries, its first chunk of gpu::kWideGroupSize entries and the level) appended to run_table;
+// returns those levels, and their chunks in `chunks`.
+uint32_t append_chunk_table(const std::vector<uint32_t>& counts, uint32_t first_level,
+                            uint32_t end_level, std::vector<uint32_t>& run_table,
+                            uint32_t& chunks) {
+  uint32_t levels = 0;
+  chunks = 0;
+  for (uint32_t l = first_level; l < end_level; ++l) {
+    if (counts[l] == 0) continue;
+    run_table.push_back(chunks);
+    run_table.push_back(l);
+    chunks += (counts[l] + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize;
+    ++levels;
+  }
+  return levels;
+}
+
+}  // namespace
+
+void Propagator::Impl::climb_top_levels(const std::vector<uint32_t>& counts, uint32_t table_base,
+                                        std::vector<uint32_t>& run_table) {
+  const uint32_t most_levels = std::clamp(options.climb_levels, 2u, gpu::kClimbLevelsMax);
+  // The leading walks and wide levels, whole steps (plan_steps pushes them in level order).
+  size_t taken = 0;
+  uint32_t end_level = 0;
+  uint64_t entities = 0;
+  for (; taken < steps.size(); ++taken) {
+    const Step& step = steps[taken];
+    if ((step.kind != Step::Wide && step.kind != Step::Narrow) || step.level != end_level) break;
+    const uint32_t step_end = step.level + (step.kind == Step::Wide ? 1 : step.count);
+    if (step_end > most_levels) break;
+    uint64_t step_entities = 0;
+    for (uint32_t l = step.level; l < step_end; ++l) step_entities += counts[l];
+    if (entities + step_entities > options.climb_entities) break;
+    entities += step_entities;
+    end_level = step_end;
+  }
+  if (taken < 2) return;  // one step is one dispatch already
+  const uint32_t base = table_base + static_cast<uint32_t>(run_table.size() / 2);
+  uint32_t chunks = 0;
+  const uint32_t climbed = append_chunk_table(counts, 0, end_level, run_table, chunks);
+  if (climbed < 2) {
+    run_table.resize(2 * size_t(base - table_base));
+    return;
+  }
+  steps.erase(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(taken));
+  steps.insert(steps.begin(), {Step::Climb, base, climbed, chunks, 0});
 }
 
 void Propagator::Impl::fuse_levels(const std::vector<uint32_t>& counts, uint32_t table_base,
@@ -374,14 +429,8 @@ void Propagator::Impl::fuse_levels(const std::vector<uint32_t>& counts, uint32_t
     const uint32_t first_level = steps[i].level;
     const uint32_t end_level = steps[e - 1].level + (steps[e - 1].kind == Step::Wide ? 1 : steps[e - 1].count);
     const uint32_t base = table_base + static_cast<uint32_t>(run_table.size() / 2);
-    uint32_t chunks = 0, fused = 0;
-    for (uint32_t l = first_level; l < end_level; ++l) {
-      if (counts[l] == 0) continue;
-      run_table.push_back(chunks);
-      run_table.push_back(l);
-      chunks += (counts[l] + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize;
-      ++fused;
-    }
+    uint32_t chunks = 0;
+    const uint32_t fused = append_chunk_table(counts, first_level, end_level, run_table, chunks);
     if (fused >= 2) {
       out.push_back({Step::Fused, base, fused, chunks, first_level});
     } else {

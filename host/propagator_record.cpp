@@ -274,15 +274,18 @@ void Propagator::record(VkCommandBuffer cmd) {
     const Pass pass = step.kind == Step::Narrow   ? narrow
                       : step.kind == Step::Chain  ? Pass::Chain
                       : step.kind == Step::Bundle ? Pass::Bundle
+                      : step.kind == Step::Climb  ? Pass::Climb
                                                   : Pass::Wide;
     bind(m.pipes.get(pass, m.addressing, step.features));
     push.first = step.first;
     push.count = step.count;
     m.pipes.push(cmd, push);
-    // Wide: an invocation per entry; bundle: one per chain; the walks: one workgroup.
+    // Wide: an invocation per entry; bundle: one per chain; climb: a workgroup per chunk; the
+    // walks: one workgroup.
     const uint32_t groups =
         step.kind == Step::Wide     ? (step.count + gpu::kWideGroupSize - 1) / gpu::kWideGroupSize
         : step.kind == Step::Bundle ? (step.entities + gpu::kNarrowGroupSize - 1) / gpu::kNarrowGroupSize
+        : step.kind == Step::Climb  ? step.entities
                                     : 1;
     dispatch(groups);
   }

@@ -55,11 +55,11 @@ struct Range {
 // a bundle of parallel chains walked by one invocation each, a deep run of narrow levels by
 // pointer jumping, or a deep run of aligned levels by a scan.
 struct Step {
-  enum Kind : uint8_t { Wide, Narrow, Jump, Chain, Bundle, Fused, Scan } kind;
+  enum Kind : uint8_t { Wide, Narrow, Jump, Chain, Bundle, Fused, Scan, Climb } kind;
   uint32_t first, count;  // wide: list entries; narrow, chain, bundle, scan: levels; jump: run
-                          // table, levels; fused: chunk table, its (non-empty) levels
-  uint32_t entities = 0;  // jump: the run's entities; bundle, scan: entities per level; fused:
-                          // chunks
+                          // table, levels; fused, climb: chunk table, its (non-empty) levels
+  uint32_t entities = 0;  // jump: the run's entities; bundle, scan: entities per level; fused,
+                          // climb: chunks
   uint32_t level = 0;     // the first level it evaluates
   uint32_t features = gpu::kFeatureAll;  // its pipeline variant (propagator_variants.cpp)
 };
@@ -273,6 +273,11 @@ struct Propagator::Impl {
   // chunk table appended to run_table.
   void fuse_levels(const std::vector<uint32_t>& counts, uint32_t table_base,
                    std::vector<uint32_t>& run_table);
+  // With climb_top(), in a frame that follows the whole order: the leading steps (walks and wide
+  // levels, from level 0) that fit ClimbTop's limits become one climb step when they are two or
+  // more, its chunk table appended to run_table.
+  void climb_top_levels(const std::vector<uint32_t>& counts, uint32_t table_base,
+                        std::vector<uint32_t>& run_table);
   // The fused steps' counters: per fused step, 1 + its levels.
   uint32_t progress_words() const {
     uint32_t words = 0;
@@ -293,6 +298,11 @@ struct Propagator::Impl {
         s->properties.limits.maxComputeSharedMemorySize < gpu::kScanSharedBytes)
       return false;
     return options.scan_runs == ScanRuns::Always || narrow_walk() == NarrowWalk::Jump;
+  }
+  // Whether the top levels go into a climb step (ClimbTop, Auto resolved for this device).
+  bool climb_top() const {
+    if (options.climb_top != ClimbTop::Auto) return options.climb_top == ClimbTop::Always;
+    return s->properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
   }
   // Whether chains and bundles of parallel chains go to their passes (plan_steps).
   bool chain_walk() const {

@@ -219,6 +219,7 @@ Status Propagator::Impl::prepare_variants() {
   stats.chain_steps = 0;
   stats.bundle_steps = 0;
   stats.fused_levels = 0;
+  stats.climbed_levels = 0;
   for (Step& step : steps) {
     uint32_t f = gpu::kFeatureAll;
     if (options.specialize) {
@@ -244,6 +245,7 @@ Status Propagator::Impl::prepare_variants() {
     if (step.kind == Step::Chain) ++stats.chain_steps;
     if (step.kind == Step::Bundle) ++stats.bundle_steps;
     if (step.kind == Step::Fused) stats.fused_levels += step.count;
+    if (step.kind == Step::Climb) stats.climbed_levels += step.count;
     // Warming: each variant with and without skipping, and a wide level's features walked
     // narrow, as a work list of it is; below the roots, each also testing which entities keep
     // their own matrix, as the first frame that despawns a parent needs (its children stay
@@ -283,6 +285,16 @@ Status Propagator::Impl::prepare_variants() {
         // Work lists of one level with entries stay single dispatches.
         if (st && warm) st = prepare(Pass::Wide, addressing);
         if (st && warm) st = prepare(narrow, addressing);
+        break;
+      case Step::Climb:
+        st = prepare(Pass::Climb, addressing);
+        // Frames that do not climb (work lists) take these levels a dispatch or a walk each:
+        // the roots alone, and the levels below with roots among them or not.
+        if (st && warm)
+          st = prepare_as(Pass::Wide, addressing,
+                          f & ~(gpu::kFeatureParents | gpu::kFeatureFinalTest));
+        if (st && warm) st = prepare_as(Pass::Wide, addressing, f & ~gpu::kFeatureFinalTest);
+        if (st && warm) st = prepare_as(narrow, addressing, f & ~gpu::kFeatureFinalTest);
         break;
       case Step::Chain: st = prepare(Pass::Chain, addressing); break;
       case Step::Bundle: st = prepare(Pass::Bundle, addressing); break;

@@ -117,6 +117,18 @@ const uint32_t kPropagateBundleAddrTexelSpirv[] =
 const uint32_t kPropagateFusedAddrTexelSpirv[] =
 #include "propagate_fused_addr_texel.spv.inc"
     ;
+const uint32_t kPropagateClimbSpirv[] =
+#include "propagate_climb.spv.inc"
+    ;
+const uint32_t kPropagateClimbDescSpirv[] =
+#include "propagate_climb_desc.spv.inc"
+    ;
+const uint32_t kPropagateClimbTexelSpirv[] =
+#include "propagate_climb_texel.spv.inc"
+    ;
+const uint32_t kPropagateClimbAddrTexelSpirv[] =
+#include "propagate_climb_addr_texel.spv.inc"
+    ;
 
 struct PassSource {
   const uint32_t* code;
@@ -163,6 +175,10 @@ const PassSource kSources[kPassCount][kAddressingCount] = {
     {TPROP_SPIRV(kScanWriteSpirv, "tprop.scan_write"), kNone, kNone, kNone},
     {TPROP_SPIRV(kScatterValuesSpirv, "tprop.scatter_values"),
      TPROP_SPIRV(kScatterValuesDescSpirv, "tprop.scatter_values_desc"), kNone, kNone},
+    {TPROP_SPIRV(kPropagateClimbSpirv, "tprop.propagate_climb"),
+     TPROP_SPIRV(kPropagateClimbDescSpirv, "tprop.propagate_climb_desc"),
+     TPROP_SPIRV(kPropagateClimbTexelSpirv, "tprop.propagate_climb_texel"),
+     TPROP_SPIRV(kPropagateClimbAddrTexelSpirv, "tprop.propagate_climb_addr_texel")},
 };
 #undef TPROP_SPIRV
 
@@ -202,6 +218,7 @@ uint32_t ComputePipelines::relevant_features(Pass pass, uint32_t features) {
     case Pass::Serial:
     case Pass::Chain:
     case Pass::Bundle:
+    case Pass::Climb:
       return features & (kFeatureAll | kFeatureAffineOutput);
     case Pass::Fused:
       return features & (kFeatureAll | kFeatureAffineOutput | kFeaturePollEach);

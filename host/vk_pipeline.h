@@ -54,8 +54,9 @@ enum class Pass : uint8_t {
   ScanCarry,
   ScanWrite,
   ScatterValues,  // a frame's value changes to their slots (before Scatter)
+  Climb,      // the top levels in one dispatch, each entity composing its ancestors (ClimbTop)
 };
-inline constexpr int kPassCount = 15;
+inline constexpr int kPassCount = 16;
 
 // Everything compiled for the passes, one per VulkanContext (ContextState::pipelines), made by
 // its first Propagator: the layouts, the shader modules and every variant any Propagator of the

@@ -23,6 +23,9 @@
 //  - TPROP_BUNDLE: a bundle of k parallel chains (levels of k entities, the one at position p
 //    the child of the one at position p of the level above) walked by k invocations, each down
 //    its own chain; used beside TPROP_SERIAL;
+//  - TPROP_CLIMB: the top levels of the order (from level 0, at most kClimbLevelsMax) in one
+//    dispatch, one invocation per entry, each composing its own ancestors' matrices from its
+//    root down (climb()), so that no level waits for the one above;
 //  - TPROP_FUSED: consecutive levels in one dispatch, each workgroup a chunk of 256 entries of
 //    one level, taken in level order from a counter; a chunk waits until the level above is
 //    done (main() says how), so levels cost a few memory round trips each, not a dispatch.
@@ -30,7 +33,7 @@
 // A parent's LocalToWorld and dirty mark as texels (scene_access.glsl) where an earlier dispatch
 // wrote them: not in the walks, whose levels read what the same dispatch wrote a level earlier.
 #if defined(TPROP_TEXEL_READS) && !defined(TPROP_NARROW) && !defined(TPROP_SERIAL) && \
-    !defined(TPROP_FUSED)
+    !defined(TPROP_FUSED) && !defined(TPROP_CLIMB)
 #define TPROP_TEXEL_EARLIER
 #endif
 #include "scene_access.glsl"
@@ -85,8 +88,47 @@ void evaluate(uint slot) {
   if (kStatic && (f & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = m;
 }
 
+#if defined(TPROP_CLIMB)
+// The LocalToWorld of `slot`, an entity of the top levels [0, e) of the whole order (e <=
+// kClimbLevelsMax), with nothing read that this dispatch writes: its chain (itself, its parent,
+// ..., up to the first that keeps its own matrix: a root, a frozen Static, an override) is held
+// in registers and multiplied from the top down, the products of the level passes in their order
+// (world_of() above each level), so the results are theirs. Each of its ancestors stands at a
+// level above its own, so the chain holds at most e entities. In a frame that skips the
+// unchanged it is recomputed when a mark on its way to the root is this frame's: the level
+// passes' rule, unrolled (another invocation may be marking an ancestor meanwhile, but only one
+// whose own way up holds such a mark: reading the mark before or after gives the same answer).
+void climb(uint slot) {
+  bool skipping = kSkip && pc.aux != 0u;
+  uint chain[kClimbLevelsMax];
+  uint flags[kClimbLevelsMax];
+  uint n = 0u;
+  bool open = true;  // the chain has not reached a matrix that its parent leaves alone
+  bool dirty = !skipping;
+  uint s = slot;
+  for (uint k = 0u; k < kClimbLevelsMax && s != kNoIndex; ++k) {
+    if (open) {
+      uint f = kReadsFlags ? FLAGS(s) : 0u;
+      chain[n] = s;
+      flags[n] = f;
+      ++n;
+      open = !kFinalTest || (f & kFlagWorldFinal) == 0u;
+    }
+    if (!dirty) dirty = DIRTY(s) == pc.frame;
+    if (!open && dirty) break;
+    s = PARENT(s);
+  }
+  if (!dirty) return;
+  if (skipping) DIRTY(slot) = pc.frame;
+  mat4 m = own_matrix(chain[n - 1u], flags[n - 1u]);
+  for (uint k = n - 1u; k > 0u; --k) m = product(m, own_matrix(chain[k - 1u], flags[k - 1u]));
+  store_world(slot, m);
+  if (kStatic && (flags[0] & kFlagStoreFrozen) != 0u) FROZEN(STATIC_INDEX(slot)) = m;
+}
+#endif
+
 #if !defined(TPROP_NARROW) && !defined(TPROP_SERIAL) && !defined(TPROP_CHAIN) && \
-    !defined(TPROP_BUNDLE) && !defined(TPROP_FUSED)
+    !defined(TPROP_BUNDLE) && !defined(TPROP_FUSED) && !defined(TPROP_CLIMB)
 #define TPROP_WIDE_SHARED_STORES
 // kFeatureSharedStores (WideStores): a workgroup whose 256 entries name 256 consecutive slots (a
 // scene packed in level order) writes their LocalToWorlds through shared memory, so that each
@@ -321,6 +363,20 @@ void main() {
   memoryBarrierBuffer();
   barrier();
   if (lane == 0u) atomicAdd(progress.v[1u + j], 1u);
+#elif defined(TPROP_CLIMB)
+  // The chunk table as the fused pass's: LEVELS(pc.first + j) = (the first chunk of the step's
+  // j-th level, that level), for j < pc.count, levels with entries only; workgroup w takes chunk
+  // w (a uniform search over at most kClimbLevelsMax entries).
+  uint chunk = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  uint lo = 0u, hi = pc.count;  // the level holding `chunk` is in [lo, hi)
+  while (hi - lo > 1u) {
+    uint mid = (lo + hi) / 2u;
+    if (LEVELS(pc.first + mid).x <= chunk) lo = mid; else hi = mid;
+  }
+  uvec2 entry = LEVELS(pc.first + lo);
+  uvec2 segment = LEVELS(entry.y);
+  uint k = (chunk - entry.x) * kWideGroupSize + gl_LocalInvocationID.x;
+  if (chunk >= entry.x && k < segment.y) climb(LIST(segment.x + k));
 #elif defined(TPROP_NARROW)
   for (uint level = pc.first; level < pc.first + pc.count; ++level) {
     uvec2 segment = LEVELS(level);

@@ -87,6 +87,10 @@ TPROP_CONST kNarrowLevelMax = 64u;
 // llvmpipe silently ends any shader loop after 65,535 iterations, so one narrow dispatch walks
 // at most this many levels.
 TPROP_CONST kNarrowLevelsPerDispatch = 4096u;
+// The climb pass (propagate.comp TPROP_CLIMB, PropagatorOptions::climb_top) evaluates the top
+// levels of the order in one dispatch, each entity composing the matrices of its ancestors, held
+// in registers, from its root down: at most this many levels.
+TPROP_CONST kClimbLevelsMax = 16u;
 // At most this many workgroups per dimension (the minimum maxComputeWorkGroupCount).
 TPROP_CONST kMaxGroupsPerDimension = 65535u;
 

@@ -64,6 +64,10 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--warm-gpu 10001", "not '10001'"},
       {"--level-passes nope", "'nope' is not auto, separate or fused"},
       {"--scan-runs nope", "--scan-runs: 'nope' is not auto, always or never"},
+      {"--climb-top up", "--climb-top: 'up' is not auto, always or never"},
+      {"--climb-levels 1", "--climb-levels must be a number of levels from 2 to 16, not '1'"},
+      {"--climb-levels 17", "not '17'"},
+      {"--climb-entities 0", "--climb-entities: a size must be a whole number"},
       {"--wide-stores always", "--wide-stores: 'always' is not auto, shared or direct"},
       {"--value-writes later", "--value-writes: 'later' is not auto, staged or in-place"},
       {"--narrow-walk hop", "--narrow-walk: 'hop' is not auto, workgroup, single or jump"},
@@ -243,6 +247,34 @@ TEST(Bench, ScanRunsAreWhatTheCommandLineAsksFor) {
         SCOPED_TRACE(f.at("frame").get<std::string>());
         EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
       }
+    }
+  }
+}
+
+// --climb-top, --climb-levels, --climb-entities: a forest's top levels in one climb step, as many
+// as the limits allow, or none; every frame still validates.
+TEST(Bench, ClimbedTopLevelsAreWhatTheCommandLineAsksFor) {
+  REQUIRE_DEVICE_OR_SKIP();
+  // gen:forest:5000:4: one root, 2 to 4 children each, 9 levels, the first eight holding about
+  // 3,300 entities (the narrow ones walked together, each wider one a dispatch: the climb takes
+  // whole steps); the first seven hold under 1,000.
+  const struct {
+    std::string args;
+    int climbed;  // levels of the full frame
+  } cases[] = {
+      {"--climb-top never", 0},
+      {"--climb-top always --climb-levels 6", 6},
+      {"--climb-top always", 8},
+      {"--climb-top always --climb-entities 1000", 7},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    const nlohmann::json doc = bench_json("--validate " + c.args + " gen:forest:5000:4");
+    const nlohmann::json& frames = doc.at("scenes")[0].at("frames");
+    EXPECT_EQ(frames[0].at("climbed_levels").get<int>(), c.climbed);
+    for (const auto& f : frames) {
+      SCOPED_TRACE(f.at("frame").get<std::string>());
+      EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
     }
   }
 }

@@ -316,6 +316,11 @@ INSTANTIATE_TEST_SUITE_P(
                                 .level_passes = LevelPasses::Fused}},
                       Strategy{"FusedLevelsWholeOrderSkippingTheUnchanged",
                                {.work_list_max = 0, .level_passes = LevelPasses::Fused}},
+                      // The top levels in one dispatch, each entity climbing its ancestors (a
+                      // GPU's default), in frames of every kind and skipping the unchanged.
+                      Strategy{"ClimbedTopLevels", {.climb_top = ClimbTop::Always}},
+                      Strategy{"ClimbedTopLevelsWholeOrderSkippingTheUnchanged",
+                               {.work_list_max = 0, .climb_top = ClimbTop::Always}},
                       // Wide passes storing through shared memory (a GPU's default; lavapipe's
                       // Default stores directly), in frames of every kind and skipping the
                       // unchanged (by device address: GpuRandom's test of them).
@@ -354,6 +359,9 @@ INSTANTIATE_TEST_SUITE_P(
                                 .max_buffer_bytes = kMinBufferBytes}},
                       Strategy{"TinyPiecesFusedLevels",
                                {.level_passes = LevelPasses::Fused,
+                                .max_buffer_bytes = kMinBufferBytes}},
+                      Strategy{"TinyPiecesClimbedTopLevels",
+                               {.climb_top = ClimbTop::Always,
                                 .max_buffer_bytes = kMinBufferBytes}},
                       Strategy{"TinyPiecesScannedRuns",
                                {.scan_runs = ScanRuns::Always,

@@ -136,6 +136,7 @@ INSTANTIATE_TEST_SUITE_P(
         Strategy{"GeneralShaders", {.specialize = false}},
         Strategy{"FusedLevelsPointerJumping",
                  {.narrow_walk = NarrowWalk::Jump, .level_passes = LevelPasses::Fused}},
+        Strategy{"ClimbedTopLevels", {.climb_top = ClimbTop::Always}},
         Strategy{"SeparateLevelPassesPointerJumping",
                  {.narrow_walk = NarrowWalk::Jump, .level_passes = LevelPasses::Separate}},
         // The wide passes asked to store through shared memory: the 3x4 layout stores directly.

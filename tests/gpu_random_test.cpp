@@ -448,6 +448,98 @@ TEST_F(GpuRandom, FusedLevelsEvaluateAForestInOneDispatchAndMatchTheReference) {
   }
 }
 
+// ClimbTop: a forest's top levels (from the roots, within climb_levels and climb_entities) in one
+// dispatch, each entity composing its own chain of ancestors. On a scene of every component mix
+// (Statics frozen and baked, overrides, composites, ParentScaleInverse), in frames of values,
+// re-parents (cycles made and broken), despawns and spawns, Statics added and removed, frames
+// that skip the unchanged (an entity recomputed when a mark on its way to the root is this
+// frame's), lazy levels left uncompacted (roots below level 0 end a chain), more chunks than one
+// row of workgroups, both addressings and arrays in pieces, it must match the reference.
+TEST_F(GpuRandom, ClimbedTopLevelsEvaluateInOneDispatchAndMatchTheReference) {
+  struct Case {
+    const char* what;
+    PropagatorOptions options;
+  };
+  const Case cases[] = {
+      {"whole order skipping the unchanged", {.work_list_max = 0, .climb_top = ClimbTop::Always}},
+      {"every level it may take",
+       {.work_list_max = 0, .climb_top = ClimbTop::Always, .climb_levels = 16,
+        .climb_entities = 1u << 20}},
+      {"never compacted",
+       {.work_list_max = 0, .compact_per_frame = 0, .climb_top = ClimbTop::Always}},
+      {"work lists as well", {.climb_top = ClimbTop::Always}},
+      {"rows of 7 workgroups",
+       {.work_list_max = 0, .climb_top = ClimbTop::Always, .max_groups_per_dimension = 7}},
+      {"device addresses in pieces",
+       {.work_list_max = 0, .climb_top = ClimbTop::Always, .max_buffer_bytes = kMinBufferBytes}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    EntityStore store;
+    ValueSource v(9);
+    // Breadth first, 2 to 6 children each: about 9 levels, 1, 3, 12, ... entities wide.
+    const uint32_t n = 12000;
+    store.create(0);
+    for (uint32_t i = 1; i < n; ++i) {
+      store.create(i);
+      add_features(store, i, random_features(v), v);
+      store.set_parent(i, (i - 1) / (2 + v.below(5)));
+    }
+    Propagator gpu = make_propagator(ctx(), c.options);
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+    // The climb takes the leading levels within its limits (here each level is one step: the
+    // narrow ones, up to 64 entities, a walk together); what is left goes a dispatch a level.
+    const FrameStats first = gpu.last_frame();
+    const auto& levels = gpu.order().levels();
+    ASSERT_GE(levels.size(), 6u);
+    const uint32_t most = std::clamp(c.options.climb_levels, 2u, gpu::kClimbLevelsMax);
+    uint32_t climbed = 0, entities = 0;
+    while (climbed < levels.size() && climbed < most &&
+           entities + levels[climbed].count <= c.options.climb_entities)
+      entities += levels[climbed++].count;
+    EXPECT_GE(climbed, 4u);
+    EXPECT_EQ(first.climbed_levels, climbed);
+    // Past a walk of narrow levels the climb must take whole steps: the levels here widen fast
+    // enough that the walk (levels up to 64 wide) ends within the climb.
+    uint32_t walked = 0;
+    while (walked < levels.size() && levels[walked].count <= gpu::kNarrowLevelMax) ++walked;
+    ASSERT_LE(walked, climbed);
+    EXPECT_EQ(first.dispatches, 1 + uint32_t(levels.size()) - climbed);
+    uint32_t climbing_frames = 0;
+    EntityId next = n;
+    for (int frame = 0; frame < 10; ++frame) {
+      for (uint32_t k = 0; k < 300; ++k) store.set_translation(v.below(n), v.vec(5));
+      // A change at the top: everything below it is recomputed, the rest is skipped.
+      if (frame % 3 == 0) store.set_rotation(v.below(4), v.unit_quat());
+      if (frame % 2) {
+        for (uint32_t k = 0; k < 30; ++k) store.set_parent(1 + v.below(n - 1), v.below(n));
+        for (uint32_t k = 0; k < 20; ++k) store.destroy(1 + v.below(n - 1));
+        for (uint32_t k = 0; k < 20; ++k, ++next) {
+          store.create(next);
+          add_features(store, next, random_features(v), v);
+          store.set_parent(next, v.below(n));
+        }
+      } else {
+        for (uint32_t k = 0; k < 40; ++k) {
+          const EntityId e = v.below(n);
+          if (!store.contains(e)) continue;
+          if (k % 2) store.add(e, Component::Static);
+          if (k % 5 == 0) store.remove(e, Component::Static);
+        }
+      }
+      const std::string what = "frame " + std::to_string(frame);
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+      climbing_frames += gpu.last_frame().climbed_levels >= 2;
+    }
+    if (c.options.work_list_max == 0) {
+      EXPECT_EQ(climbing_frames, 10u);
+    } else {
+      EXPECT_GE(climbing_frames, 1u);  // the frames whose changed subtrees outgrow a work list
+    }
+  }
+}
+
 // WideStores::Shared: the wide passes of a scene packed in level order (a generated forest, whose
 // workgroups' 256 entries are consecutive slots) gather their LocalToWorlds in shared memory and
 // write them as columns: in the first frame, and in frames that skip the unchanged where most

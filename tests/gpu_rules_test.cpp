@@ -206,6 +206,9 @@ TEST_P(GpuRulesBothPaths, EveryComponentCombinationMatchesTheReferenceOverFrames
   Propagator gpu = make_propagator(ctx(), GetParam().options);
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "frame 1"), 1.0);
+  if (GetParam().options.climb_top == ClimbTop::Always) {
+    EXPECT_GE(gpu.last_frame().climbed_levels, 3u);
+  }
   if (const uint64_t cap = GetParam().options.max_buffer_bytes) {
     // 98,000 slots: 383 pieces per per-slot array, hundreds more for the other arrays.
     EXPECT_EQ(gpu.last_frame().slot_pieces, (store.slot_capacity() + 255) / 256);
@@ -258,6 +261,14 @@ INSTANTIATE_TEST_SUITE_P(
                       AddressingCase{"WorkListWheneverPossible", {.work_list_max = UINT32_MAX}},
                       AddressingCase{"GeneralShaders", {.specialize = false}},
                       AddressingCase{"ValuesInPlace", {.value_writes = ValueWrites::InPlace}},
+                      // The three levels in one climb step (their 98,000 entities are past the
+                      // default limit), every frame, skipping the unchanged or not.
+                      AddressingCase{"ClimbedLevels",
+                                     {.climb_top = ClimbTop::Always, .climb_entities = 1u << 20}},
+                      AddressingCase{"ClimbedLevelsSkippingTheUnchanged",
+                                     {.work_list_max = 0,
+                                      .climb_top = ClimbTop::Always,
+                                      .climb_entities = 1u << 20}},
                       // 16 KiB buffers: the per-slot arrays in pieces of 256 slots, the rare
                       // table of 32 records, the frozen one of 256, the order of 4,096 entries,
                       // the frame's deltas of 256 of either kind.
