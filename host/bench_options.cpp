@@ -16,7 +16,7 @@ const char* const kUsage =
     "usage: tprop_bench [--sizes LIST] [--scenes LIST] [--seed N] [--validate] [--json]\n"
     "                   [--device NAME|INDEX] [--narrow-walk WALK] [--level-passes P]\n"
     "                   [--scan-runs S] [--climb-top C] [--climb-levels N]\n"
-    "                   [--climb-entities N] [--wide-stores W] [--addressing A]\n"
+    "                   [--climb-level-work N] [--wide-stores W] [--addressing A]\n"
     "                   [--value-writes V]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
     "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--repeat N] [--memory]\n"
@@ -56,12 +56,12 @@ const char* const kUsage =
     "  --scan-runs S   deep runs of aligned levels (chains, parallel chains): auto (default:\n"
     "                  where runs are jumped), always (scanned wherever the device allows) or\n"
     "                  never (PropagatorOptions::scan_runs)\n"
-    "  --climb-top C   the top levels (from the roots, while narrow) in one dispatch, each\n"
-    "                  entity composing its ancestors' matrices: auto (default: on GPUs),\n"
-    "                  always or never (PropagatorOptions::climb_top)\n"
-    "  --climb-levels N  the most top levels one climb takes, 2 to 16 (default 8)\n"
-    "  --climb-entities N  the most entities those levels hold, k and M allowed (default\n"
-    "                  65536)\n"
+    "  --climb-top C   the top levels (from the roots, within the two limits below) in one\n"
+    "                  dispatch, each entity composing its ancestors' matrices: auto\n"
+    "                  (default: on GPUs), always or never (PropagatorOptions::climb_top)\n"
+    "  --climb-levels N  the most top levels one climb takes, 2 to 16 (default 16)\n"
+    "  --climb-level-work N  the most ancestor steps (entities times depth) one level may add\n"
+    "                  to the climb, k and M allowed (default 524288)\n"
     "  --addressing A  how the passes reach the arrays: auto (default: descriptors where every\n"
     "                  array fits one binding, else buffer device addresses; on a CPU device\n"
     "                  the evaluate passes read what they never write through texel buffers\n"
@@ -258,12 +258,12 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
                                     "--climb-levels must be a number of levels from 2 to 16",
                                     o.propagator.climb_levels);
       if (!st) return st.error();
-    } else if (a == "--climb-entities") {
+    } else if (a == "--climb-level-work") {
       auto v = value();
       if (!v) return v.error();
       auto n = parse_count(*v);
-      if (!n) return Error{"--climb-entities: " + n.error().message};
-      o.propagator.climb_entities = static_cast<uint32_t>(*n);
+      if (!n) return Error{"--climb-level-work: " + n.error().message};
+      o.propagator.climb_level_work = static_cast<uint32_t>(*n);
     } else if (a == "--value-writes") {
       const Status st = choose(a, value(), o.propagator.value_writes,
                                {{"auto", ValueWrites::Auto},

@@ -257,22 +257,26 @@ enum class LevelPasses : uint8_t {
 };
 
 // Whether the top levels of the order go into one climb step (PropagatorOptions::climb_top): from
-// the roots down, as long as they hold at most climb_entities entities together and are at most
-// climb_levels deep, in a frame that follows the whole order. One invocation per entry composes its own chain of ancestors' matrices from its
+// the roots down, at most climb_levels of them, each while its entities times its depth (the
+// ancestor steps it adds to the climb) stay within climb_level_work, in a frame that follows the
+// whole order. One invocation per entry composes its own chain of ancestors' matrices from its
 // root down (shaders/propagate.comp climb()): the same products as the level passes, in their
 // order, so the same results, for O(entities * levels) work that is mostly cache hits, where
 // the level passes pay a dispatch, a barrier and a few dependent memory round trips a level
 // however few entities it holds (a forest's top levels: a few of its dispatches, not of its
-// bytes). Taken where it replaces two steps or more (not a deep run's scan or jump).
+// bytes). Taken where it replaces two steps or more (not a deep run's scan or jump). A level
+// joins while what it adds costs less than the dispatch it saves: measured on an H100 (README,
+// Performance), climbing a level of w entities at depth d costs about 3 ps times w * d, a level
+// dispatch about 3.5 us, so about a million steps break even (a 1M forest4's ninth level, 105k
+// entities at depth 9, is about that; with it and the tenth climbed the frame was 6% slower).
 enum class ClimbTop : uint8_t {
   Auto,    // on GPUs (not a CPU device)
   Always,  // on every device
   Never,   // the top levels go as every other level
 };
-// The most top levels, and entities in them, that one climb step takes by default
-// (PropagatorOptions::climb_levels, climb_entities).
-inline constexpr uint32_t kClimbLevels = 8;
-inline constexpr uint32_t kClimbEntities = 65536;
+// The defaults of PropagatorOptions::climb_levels and climb_level_work.
+inline constexpr uint32_t kClimbLevels = 16;
+inline constexpr uint32_t kClimbLevelWork = 1u << 19;
 
 // Whether the evaluate passes read through uniform texel buffers (PropagatorOptions::texel_reads).
 enum class TexelReads : uint8_t {
@@ -363,9 +367,9 @@ struct PropagatorOptions {
   ScanRuns scan_runs = ScanRuns::Auto;
   ClimbTop climb_top = ClimbTop::Auto;
   // The most top levels a climb step takes: 2 to gpu::kClimbLevelsMax (16); outside, the nearest.
-  // And the most entities those levels hold together.
+  // And the most ancestor steps one of them may add: its entities times its depth (ClimbTop).
   uint32_t climb_levels = kClimbLevels;
-  uint32_t climb_entities = kClimbEntities;
+  uint32_t climb_level_work = kClimbLevelWork;
   // Pointer jumping takes a run of at most this many entities at once (its scratch, 140 bytes an
   // entity, is one buffer); a longer run goes in consecutive pieces. 0: as many as one buffer
   // (max_buffer_bytes) allows. Tests set it low to run pieces on small scenes.

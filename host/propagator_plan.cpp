@@ -382,16 +382,16 @@ void Propagator::Impl::climb_top_levels(const std::vector<uint32_t>& counts, uin
   // The leading walks and wide levels, whole steps (plan_steps pushes them in level order).
   size_t taken = 0;
   uint32_t end_level = 0;
-  uint64_t entities = 0;
   for (; taken < steps.size(); ++taken) {
     const Step& step = steps[taken];
     if ((step.kind != Step::Wide && step.kind != Step::Narrow) || step.level != end_level) break;
     const uint32_t step_end = step.level + (step.kind == Step::Wide ? 1 : step.count);
     if (step_end > most_levels) break;
-    uint64_t step_entities = 0;
-    for (uint32_t l = step.level; l < step_end; ++l) step_entities += counts[l];
-    if (entities + step_entities > options.climb_entities) break;
-    entities += step_entities;
+    // Level l's entities climb l + 1 matrices at most.
+    bool cheap = true;
+    for (uint32_t l = step.level; l < step_end; ++l)
+      cheap = cheap && uint64_t(counts[l]) * (l + 1) <= options.climb_level_work;
+    if (!cheap) break;
     end_level = step_end;
   }
   if (taken < 2) return;  // one step is one dispatch already

@@ -67,7 +67,7 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--climb-top up", "--climb-top: 'up' is not auto, always or never"},
       {"--climb-levels 1", "--climb-levels must be a number of levels from 2 to 16, not '1'"},
       {"--climb-levels 17", "not '17'"},
-      {"--climb-entities 0", "--climb-entities: a size must be a whole number"},
+      {"--climb-level-work 0", "--climb-level-work: a size must be a whole number"},
       {"--wide-stores always", "--wide-stores: 'always' is not auto, shared or direct"},
       {"--value-writes later", "--value-writes: 'later' is not auto, staged or in-place"},
       {"--narrow-walk hop", "--narrow-walk: 'hop' is not auto, workgroup, single or jump"},
@@ -251,21 +251,23 @@ TEST(Bench, ScanRunsAreWhatTheCommandLineAsksFor) {
   }
 }
 
-// --climb-top, --climb-levels, --climb-entities: a forest's top levels in one climb step, as many
-// as the limits allow, or none; every frame still validates.
+// --climb-top, --climb-levels, --climb-level-work: a forest's top levels in one climb step, as
+// many as the limits allow, or none; every frame still validates.
 TEST(Bench, ClimbedTopLevelsAreWhatTheCommandLineAsksFor) {
   REQUIRE_DEVICE_OR_SKIP();
-  // gen:forest:5000:4: one root, 2 to 4 children each, 9 levels, the first eight holding about
-  // 3,300 entities (the narrow ones walked together, each wider one a dispatch: the climb takes
-  // whole steps); the first seven hold under 1,000.
+  // gen:forest:5000:4: one root, 2 to 4 children each, 9 levels. The first five (up to 64
+  // entities each) are one walk, each wider level one dispatch, and the climb takes whole steps,
+  // two at least; a level of w entities at level l adds w * (l + 1) steps: the sixth adds under
+  // 1,000, the seventh more, and the walk alone is one step.
   const struct {
     std::string args;
     int climbed;  // levels of the full frame
   } cases[] = {
       {"--climb-top never", 0},
-      {"--climb-top always --climb-levels 6", 6},
-      {"--climb-top always", 8},
-      {"--climb-top always --climb-entities 1000", 7},
+      {"--climb-top always", 9},
+      {"--climb-top always --climb-levels 7", 7},
+      {"--climb-top always --climb-level-work 1000", 6},
+      {"--climb-top always --climb-level-work 400", 0},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.args);

@@ -221,10 +221,11 @@ TEST_F(GpuRandom, DeepRunsOfParallelChainsArePointerJumpedNotWalkedLevelByLevel)
       add_features(store, i, random_features(v), v);
       store.set_parent(i, i <= width ? 0 : i - width);
     }
-    // Separate level passes, so that levels not jumped show as a dispatch each.
+    // Separate level passes, so that levels not jumped show as a dispatch each (none climbed).
     Propagator gpu = make_propagator(ctx(), {.narrow_walk = NarrowWalk::Jump,
                                              .level_passes = LevelPasses::Separate,
                                              .scan_runs = ScanRuns::Never,
+                                             .climb_top = ClimbTop::Never,
                                              .max_buffer_bytes = buffer_max});
     CpuReference cpu;
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
@@ -386,12 +387,18 @@ TEST_F(GpuRandom, FusedLevelsEvaluateAForestInOneDispatchAndMatchTheReference) {
     PropagatorOptions options;
   };
   const Case cases[] = {
-      {"whole order", {.work_list_max = 0, .level_passes = LevelPasses::Fused}},
-      {"work lists", {.work_list_max = UINT32_MAX, .level_passes = LevelPasses::Fused}},
+      // The top levels fused too, not climbed (ClimbTop's default on a GPU).
+      {"whole order",
+       {.work_list_max = 0, .level_passes = LevelPasses::Fused, .climb_top = ClimbTop::Never}},
+      {"work lists",
+       {.work_list_max = UINT32_MAX, .level_passes = LevelPasses::Fused,
+        .climb_top = ClimbTop::Never}},
       {"never compacted",
-       {.work_list_max = 0, .compact_per_frame = 0, .level_passes = LevelPasses::Fused}},
+       {.work_list_max = 0, .compact_per_frame = 0, .level_passes = LevelPasses::Fused,
+        .climb_top = ClimbTop::Never}},
       {"rows of 7 workgroups",
-       {.work_list_max = 0, .level_passes = LevelPasses::Fused, .max_groups_per_dimension = 7}},
+       {.work_list_max = 0, .level_passes = LevelPasses::Fused, .climb_top = ClimbTop::Never,
+        .max_groups_per_dimension = 7}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -448,7 +455,7 @@ TEST_F(GpuRandom, FusedLevelsEvaluateAForestInOneDispatchAndMatchTheReference) {
   }
 }
 
-// ClimbTop: a forest's top levels (from the roots, within climb_levels and climb_entities) in one
+// ClimbTop: a forest's top levels (from the roots, within climb_levels and climb_level_work) in one
 // dispatch, each entity composing its own chain of ancestors. On a scene of every component mix
 // (Statics frozen and baked, overrides, composites, ParentScaleInverse), in frames of values,
 // re-parents (cycles made and broken), despawns and spawns, Statics added and removed, frames
@@ -460,18 +467,21 @@ TEST_F(GpuRandom, ClimbedTopLevelsEvaluateInOneDispatchAndMatchTheReference) {
     const char* what;
     PropagatorOptions options;
   };
+  // A level of w entities at level l adds w * (l + 1) ancestor steps: 2,000 stops the climb after
+  // five levels or so, and the levels below read its results as their parents'.
   const Case cases[] = {
-      {"whole order skipping the unchanged", {.work_list_max = 0, .climb_top = ClimbTop::Always}},
-      {"every level it may take",
-       {.work_list_max = 0, .climb_top = ClimbTop::Always, .climb_levels = 16,
-        .climb_entities = 1u << 20}},
+      {"every level, skipping the unchanged", {.work_list_max = 0, .climb_top = ClimbTop::Always}},
+      {"the top levels, skipping the unchanged",
+       {.work_list_max = 0, .climb_top = ClimbTop::Always, .climb_level_work = 2000}},
       {"never compacted",
-       {.work_list_max = 0, .compact_per_frame = 0, .climb_top = ClimbTop::Always}},
-      {"work lists as well", {.climb_top = ClimbTop::Always}},
+       {.work_list_max = 0, .compact_per_frame = 0, .climb_top = ClimbTop::Always,
+        .climb_level_work = 2000}},
+      {"work lists as well", {.climb_top = ClimbTop::Always, .climb_level_work = 2000}},
       {"rows of 7 workgroups",
        {.work_list_max = 0, .climb_top = ClimbTop::Always, .max_groups_per_dimension = 7}},
-      {"device addresses in pieces",
-       {.work_list_max = 0, .climb_top = ClimbTop::Always, .max_buffer_bytes = kMinBufferBytes}},
+      {"device addresses in pieces, six levels",
+       {.work_list_max = 0, .climb_top = ClimbTop::Always, .climb_levels = 6,
+        .max_buffer_bytes = kMinBufferBytes}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -494,10 +504,10 @@ TEST_F(GpuRandom, ClimbedTopLevelsEvaluateInOneDispatchAndMatchTheReference) {
     const auto& levels = gpu.order().levels();
     ASSERT_GE(levels.size(), 6u);
     const uint32_t most = std::clamp(c.options.climb_levels, 2u, gpu::kClimbLevelsMax);
-    uint32_t climbed = 0, entities = 0;
+    uint32_t climbed = 0;
     while (climbed < levels.size() && climbed < most &&
-           entities + levels[climbed].count <= c.options.climb_entities)
-      entities += levels[climbed++].count;
+           uint64_t(levels[climbed].count) * (climbed + 1) <= c.options.climb_level_work)
+      ++climbed;
     EXPECT_GE(climbed, 4u);
     EXPECT_EQ(first.climbed_levels, climbed);
     // Past a walk of narrow levels the climb must take whole steps: the levels here widen fast
@@ -673,12 +683,14 @@ TEST_F(GpuRandom, PassesBeyondTheGroupCapRunAsRowsAndMatchTheReference) {
     PropagatorOptions options;
   };
   const Case cases[] = {
-      // A dispatch per level (the fused pass's rows: FusedLevelsEvaluateAForest...).
+      // A dispatch per level (the fused pass's rows: FusedLevelsEvaluateAForest...; the climb's:
+      // ClimbedTopLevelsEvaluate...).
       {"descriptors",
-       {.level_passes = LevelPasses::Separate, .max_groups_per_dimension = 3}},
+       {.level_passes = LevelPasses::Separate, .climb_top = ClimbTop::Never,
+        .max_groups_per_dimension = 3}},
       {"device addresses",
        {.prefer_descriptors = false, .level_passes = LevelPasses::Separate,
-        .max_groups_per_dimension = 3}}};
+        .climb_top = ClimbTop::Never, .max_groups_per_dimension = 3}}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     EntityStore store;

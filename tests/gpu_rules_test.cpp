@@ -261,14 +261,15 @@ INSTANTIATE_TEST_SUITE_P(
                       AddressingCase{"WorkListWheneverPossible", {.work_list_max = UINT32_MAX}},
                       AddressingCase{"GeneralShaders", {.specialize = false}},
                       AddressingCase{"ValuesInPlace", {.value_writes = ValueWrites::InPlace}},
-                      // The three levels in one climb step (their 98,000 entities are past the
-                      // default limit), every frame, skipping the unchanged or not.
+                      // The three levels in one climb step (past the default limit: 32,000
+                      // entities a level), every frame, skipping the unchanged or not.
                       AddressingCase{"ClimbedLevels",
-                                     {.climb_top = ClimbTop::Always, .climb_entities = 1u << 20}},
+                                     {.climb_top = ClimbTop::Always,
+                                      .climb_level_work = 1u << 20}},
                       AddressingCase{"ClimbedLevelsSkippingTheUnchanged",
                                      {.work_list_max = 0,
                                       .climb_top = ClimbTop::Always,
-                                      .climb_entities = 1u << 20}},
+                                      .climb_level_work = 1u << 20}},
                       // 16 KiB buffers: the per-slot arrays in pieces of 256 slots, the rare
                       // table of 32 records, the frozen one of 256, the order of 4,096 entries,
                       // the frame's deltas of 256 of either kind.

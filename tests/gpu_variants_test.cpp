@@ -48,9 +48,10 @@ TEST_F(GpuVariants, APlainSceneRunsWithoutAnyRulePath) {
   EntityStore store;
   ValueSource v(1);
   build_plain_forest(store, v);
-  // A dispatch per level: a fused step that holds the roots and the levels below tests which
-  // entities keep their own matrix (kFeatureFinalTest), as any step holding both does.
-  Propagator gpu = make_propagator(ctx(), {.level_passes = LevelPasses::Separate});
+  // A dispatch per level: a fused or climb step that holds the roots and the levels below tests
+  // which entities keep their own matrix (kFeatureFinalTest), as any step holding both does.
+  Propagator gpu = make_propagator(
+      ctx(), {.level_passes = LevelPasses::Separate, .climb_top = ClimbTop::Never});
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "plain"), 1.0);
   // Roots alone (level 0) and attached entities that all multiply: no flag is even read.
@@ -112,8 +113,9 @@ TEST_F(GpuVariants, EachRuleAnEntityNeedsSelectsTheVariantWithIt) {
     ValueSource v(2);
     build_plain_forest(store, v);
     c.add(store, v);
-    Propagator gpu =
-        make_propagator(ctx(), {.work_list_max = 0, .level_passes = LevelPasses::Separate});
+    Propagator gpu = make_propagator(ctx(), {.work_list_max = 0,
+                                            .level_passes = LevelPasses::Separate,
+                                            .climb_top = ClimbTop::Never});
     CpuReference cpu;
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
     uint32_t got = gpu.last_frame().pass_features & (kRuleBits | kFeatureFinalTest);
