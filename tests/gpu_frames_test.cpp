@@ -321,6 +321,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Strategy{"ClimbedTopLevels", {.climb_top = ClimbTop::Always}},
                       Strategy{"ClimbedTopLevelsWholeOrderSkippingTheUnchanged",
                                {.work_list_max = 0, .climb_top = ClimbTop::Always}},
+                      Strategy{"ClimbedTopLevelsPointerJumpingScans",
+                               {.narrow_walk = NarrowWalk::Jump,
+                                .scan_runs = ScanRuns::Always,
+                                .climb_top = ClimbTop::Always}},
                       // Wide passes storing through shared memory (a GPU's default; lavapipe's
                       // Default stores directly), in frames of every kind and skipping the
                       // unchanged (by device address: GpuRandom's test of them).
