@@ -374,6 +374,29 @@ TEST_F(GpuRandom, DeepRunsOfAlignedLevelsAreScannedInThreeDispatchesAndMatchTheR
   }
 }
 
+// A forest of n entities of every component mix, breadth first, 2 to 6 children each: about 9
+// levels, 1, 3, 12, ... entities wide down to some thousands.
+void build_breadth_first_forest(EntityStore& store, ValueSource& v, uint32_t n) {
+  store.create(0);
+  for (uint32_t i = 1; i < n; ++i) {
+    store.create(i);
+    add_features(store, i, random_features(v), v);
+    store.set_parent(i, (i - 1) / (2 + v.below(5)));
+  }
+}
+
+// One frame's structural edits of such a forest: 30 re-parents (cycles among them), 20
+// despawns, 20 spawns (ids from `next` on) under random parents.
+void structural_edits(EntityStore& store, ValueSource& v, uint32_t n, EntityId& next) {
+  for (uint32_t k = 0; k < 30; ++k) store.set_parent(1 + v.below(n - 1), v.below(n));
+  for (uint32_t k = 0; k < 20; ++k) store.destroy(1 + v.below(n - 1));
+  for (uint32_t k = 0; k < 20; ++k, ++next) {
+    store.create(next);
+    add_features(store, next, random_features(v), v);
+    store.set_parent(next, v.below(n));
+  }
+}
+
 // LevelPasses::Fused: a forest's levels (up to kFusedLevelMax wide) in one dispatch, each
 // workgroup a chunk of one level
 // that waits for the level above to be done. On a scene of every component mix, in frames of
@@ -404,14 +427,8 @@ TEST_F(GpuRandom, FusedLevelsEvaluateAForestInOneDispatchAndMatchTheReference) {
     SCOPED_TRACE(c.what);
     EntityStore store;
     ValueSource v(5);
-    // Breadth first, 2 to 6 children each: about 9 levels, the widest some thousand entities.
     const uint32_t n = 12000;
-    store.create(0);
-    for (uint32_t i = 1; i < n; ++i) {
-      store.create(i);
-      add_features(store, i, random_features(v), v);
-      store.set_parent(i, (i - 1) / (2 + v.below(5)));
-    }
+    build_breadth_first_forest(store, v, n);
     Propagator gpu = make_propagator(ctx(), c.options);
     CpuReference cpu;
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
@@ -438,15 +455,7 @@ TEST_F(GpuRandom, FusedLevelsEvaluateAForestInOneDispatchAndMatchTheReference) {
     EntityId next = n;
     for (int frame = 0; frame < 8; ++frame) {
       for (uint32_t k = 0; k < 300; ++k) store.set_translation(v.below(n), v.vec(5));
-      if (frame % 2) {
-        for (uint32_t k = 0; k < 30; ++k) store.set_parent(1 + v.below(n - 1), v.below(n));
-        for (uint32_t k = 0; k < 20; ++k) store.destroy(1 + v.below(n - 1));
-        for (uint32_t k = 0; k < 20; ++k, ++next) {
-          store.create(next);
-          add_features(store, next, random_features(v), v);
-          store.set_parent(next, v.below(n));
-        }
-      }
+      if (frame % 2) structural_edits(store, v, n, next);
       const std::string what = "frame " + std::to_string(frame);
       EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
       fused_frames += gpu.last_frame().fused_levels >= 2;
@@ -487,14 +496,8 @@ TEST_F(GpuRandom, ClimbedTopLevelsEvaluateInOneDispatchAndMatchTheReference) {
     SCOPED_TRACE(c.what);
     EntityStore store;
     ValueSource v(9);
-    // Breadth first, 2 to 6 children each: about 9 levels, 1, 3, 12, ... entities wide.
     const uint32_t n = 12000;
-    store.create(0);
-    for (uint32_t i = 1; i < n; ++i) {
-      store.create(i);
-      add_features(store, i, random_features(v), v);
-      store.set_parent(i, (i - 1) / (2 + v.below(5)));
-    }
+    build_breadth_first_forest(store, v, n);
     Propagator gpu = make_propagator(ctx(), c.options);
     CpuReference cpu;
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
@@ -523,13 +526,7 @@ TEST_F(GpuRandom, ClimbedTopLevelsEvaluateInOneDispatchAndMatchTheReference) {
       // A change at the top: everything below it is recomputed, the rest is skipped.
       if (frame % 3 == 0) store.set_rotation(v.below(4), v.unit_quat());
       if (frame % 2) {
-        for (uint32_t k = 0; k < 30; ++k) store.set_parent(1 + v.below(n - 1), v.below(n));
-        for (uint32_t k = 0; k < 20; ++k) store.destroy(1 + v.below(n - 1));
-        for (uint32_t k = 0; k < 20; ++k, ++next) {
-          store.create(next);
-          add_features(store, next, random_features(v), v);
-          store.set_parent(next, v.below(n));
-        }
+        structural_edits(store, v, n, next);
       } else {
         for (uint32_t k = 0; k < 40; ++k) {
           const EntityId e = v.below(n);
