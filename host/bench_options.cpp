@@ -9,6 +9,7 @@
 #include "byte_count.h"
 #include "output_layout_arg.h"
 #include "scene_generators.h"
+#include "scene_layout.h"
 
 namespace tprop::bench {
 
@@ -254,7 +255,7 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
                                 {"never", ClimbTop::Never}});
       if (!st) return st.error();
     } else if (a == "--climb-levels") {
-      const Status st = read_number(value(), 2, 16,
+      const Status st = read_number(value(), 2, gpu::kClimbLevelsMax,
                                     "--climb-levels must be a number of levels from 2 to 16",
                                     o.propagator.climb_levels);
       if (!st) return st.error();
