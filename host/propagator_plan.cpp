@@ -43,12 +43,16 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, size_t se
   std::vector<uint32_t> work;
   // The first frame, and any frame after growth, computes everything; a frame that changed
   // nothing computes nothing; else a work list while the subtrees are small, the whole order
-  // skipping what did not change beyond that.
-  use_work_list = !everything && seed_count != 0 && seed_count <= options.work_list_max &&
+  // skipping what did not change beyond that. Where nearly every entity changed (a scene that
+  // animates everything), skipping would read and write two marks an entity to leave out the
+  // few that did not: such a frame computes everything too, as a first frame's passes do.
+  const uint64_t changed = uint64_t(value_count) + delta_count + in_place_slots.size();
+  const bool all = everything || (n != 0 && changed * 8 >= uint64_t(n) * 7);  // 7/8 or more
+  use_work_list = !all && seed_count != 0 && seed_count <= options.work_list_max &&
                   collect_subtrees(seeds, options.work_list_max, work);
-  skip_unchanged = !everything && !use_work_list;
+  skip_unchanged = !all && !use_work_list;
   mostly_changed = skip_unchanged && uint64_t(seed_count) * 4 >= n;
-  const bool whole = everything || (skip_unchanged && seed_count != 0);
+  const bool whole = all || (skip_unchanged && seed_count != 0);
   std::vector<uint32_t> counts, firsts;
   const uint32_t* list = order.entries().data();  // the slots the passes follow, by entry
   std::vector<uint32_t> sorted_work;              // the work list, when it is followed

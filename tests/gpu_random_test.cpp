@@ -547,6 +547,49 @@ TEST_F(GpuRandom, ClimbedTopLevelsEvaluateInOneDispatchAndMatchTheReference) {
   }
 }
 
+// A frame that changes nearly every entity (7/8 or more: a scene that animates everything)
+// computes them all, as a first frame's passes do, instead of reading and writing two dirty marks
+// an entity to skip the few that did not change; below that it skips them. Frozen Statics stay
+// frozen either way, and the frame after computes only what it changed.
+TEST_F(GpuRandom, AFrameThatChangesNearlyEveryEntityComputesThemAllWithoutMarks) {
+  struct Case {
+    const char* what;
+    PropagatorOptions options;
+  };
+  const Case cases[] = {
+      {"values written in place where dense (this device's default)", {}},
+      {"values staged", {.value_writes = ValueWrites::Staged}},
+      {"device addresses in pieces", {.max_buffer_bytes = kMinBufferBytes}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    EntityStore store;
+    ValueSource v(21);
+    const uint32_t n = 12000;
+    build_breadth_first_forest(store, v, n);
+    Propagator gpu = make_propagator(ctx(), c.options);
+    CpuReference cpu;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+    // Every entity's translation, then 15 of every 16 (above 7/8), then 3 of every 4 (below).
+    for (const uint32_t every_sixteen : {16u, 15u, 12u}) {
+      for (EntityId e = 0; e < n; ++e)
+        if (e % 16 < every_sixteen) store.set_translation(e, v.vec(5));
+      const std::string what = std::to_string(every_sixteen) + " of 16 changed";
+      EXPECT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+      const FrameStats& fs = gpu.last_frame();
+      EXPECT_TRUE(fs.full_pass) << what;
+      EXPECT_EQ(fs.skip_unchanged, every_sixteen == 12) << what;
+      EXPECT_EQ(fs.evaluated_entities, n) << what;
+      EXPECT_EQ(fs.dirty_entities, n / 16 * every_sixteen) << what;
+      EXPECT_EQ((fs.pass_features & gpu::kFeatureSkip) != 0, every_sixteen == 12) << what;
+    }
+    // A few changes after it: a work list of their subtrees.
+    for (uint32_t k = 0; k < 20; ++k) store.set_translation(v.below(n), v.vec(5));
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, "a few changed"), 1.0);
+    EXPECT_FALSE(gpu.last_frame().full_pass);
+  }
+}
+
 // WideStores::Shared: the wide passes of a scene packed in level order (a generated forest, whose
 // workgroups' 256 entries are consecutive slots) gather their LocalToWorlds in shared memory and
 // write them as columns: in the first frame, and in frames that skip the unchanged where most
