@@ -92,7 +92,7 @@ void evaluate(uint slot) {
 // The LocalToWorld of `slot`, an entity of the top levels [0, e) of the whole order (e <=
 // kClimbLevelsMax), with nothing read that this dispatch writes: its chain (itself, its parent,
 // ..., up to the first that keeps its own matrix: a root, a frozen Static, an override) is held
-// in registers and multiplied from the top down, the products of the level passes in their order
+// in a private array and multiplied from the top down, the products of the level passes in their order
 // (world_of() above each level), so the results are theirs. Each of its ancestors stands at a
 // level above its own, so the chain holds at most e entities. In a frame that skips the
 // unchanged it is recomputed when a mark on its way to the root is this frame's: the level
