@@ -365,8 +365,9 @@ void main() {
   if (lane == 0u) atomicAdd(progress.v[1u + j], 1u);
 #elif defined(TPROP_CLIMB)
   // The chunk table as the fused pass's: LEVELS(pc.first + j) = (the first chunk of the step's
-  // j-th level, that level), for j < pc.count, levels with entries only; workgroup w takes chunk
-  // w (a uniform search over at most kClimbLevelsMax entries).
+  // j-th level, that level), for j < pc.count, levels with entries only (the first starts at
+  // chunk 0); workgroup w takes chunk w (a uniform search over at most kClimbLevelsMax entries;
+  // the 2D grid's extra workgroups land past the last level's entries).
   uint chunk = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   uint lo = 0u, hi = pc.count;  // the level holding `chunk` is in [lo, hi)
   while (hi - lo > 1u) {
@@ -376,7 +377,7 @@ void main() {
   uvec2 entry = LEVELS(pc.first + lo);
   uvec2 segment = LEVELS(entry.y);
   uint k = (chunk - entry.x) * kWideGroupSize + gl_LocalInvocationID.x;
-  if (chunk >= entry.x && k < segment.y) climb(LIST(segment.x + k));
+  if (k < segment.y) climb(LIST(segment.x + k));
 #elif defined(TPROP_NARROW)
   for (uint level = pc.first; level < pc.first + pc.count; ++level) {
     uvec2 segment = LEVELS(level);
