@@ -17,8 +17,8 @@ const char* const kUsage =
     "usage: tprop_bench [--sizes LIST] [--scenes LIST] [--seed N] [--validate] [--json]\n"
     "                   [--device NAME|INDEX] [--narrow-walk WALK] [--level-passes P]\n"
     "                   [--scan-runs S] [--climb-top C] [--climb-levels N]\n"
-    "                   [--climb-level-work N] [--wide-stores W] [--addressing A]\n"
-    "                   [--value-writes V]\n"
+    "                   [--climb-level-work N] [--wide-stores W] [--world-writes W]\n"
+    "                   [--addressing A] [--value-writes V]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
     "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--repeat N] [--memory]\n"
     "                   [SPEC...]\n"
@@ -54,6 +54,9 @@ const char* const kUsage =
     "  --wide-stores W how wide level passes write LocalToWorld: auto (default: shared on\n"
     "                  GPUs), shared (through shared memory where a workgroup's slots are\n"
     "                  consecutive) or direct (PropagatorOptions::wide_stores)\n"
+    "  --world-writes W how every pass stores a LocalToWorld: auto (default: words on a CPU\n"
+    "                  device), words (64-bit, two floats each) or vectors (4-float columns;\n"
+    "                  PropagatorOptions::world_writes)\n"
     "  --scan-runs S   deep runs of aligned levels (chains, parallel chains): auto (default:\n"
     "                  where runs are jumped), always (scanned wherever the device allows) or\n"
     "                  never (PropagatorOptions::scan_runs)\n"
@@ -241,6 +244,12 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
                                {{"auto", WideStores::Auto},
                                 {"shared", WideStores::Shared},
                                 {"direct", WideStores::Direct}});
+      if (!st) return st.error();
+    } else if (a == "--world-writes") {
+      const Status st = choose(a, value(), o.propagator.world_writes,
+                               {{"auto", WorldWrites::Auto},
+                                {"words", WorldWrites::Words},
+                                {"vectors", WorldWrites::Vectors}});
       if (!st) return st.error();
     } else if (a == "--scan-runs") {
       const Status st = choose(a, value(), o.propagator.scan_runs,

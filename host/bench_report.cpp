@@ -77,6 +77,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"scan_runs", f.scan_runs},
           {"climbed_levels", f.climbed_levels},
           {"shared_wide_stores", f.shared_wide_stores},
+          {"word_stores", f.word_stores},
           {"addressing", f.addressing},
           {"gpu_time_ms", gpu},
           {"gpu_times_error", f.gpu_times_error.empty() ? nlohmann::json(nullptr)

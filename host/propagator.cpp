@@ -154,6 +154,7 @@ Status Propagator::update(EntityStore& store) {
   m.stats.texel_reads = reads_texels(m.addressing);
   m.stats.in_place_arrays = m.in_place;
   m.stats.shared_wide_stores = m.shared_wide_stores();
+  m.stats.word_stores = m.word_stores();
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();
   return ok_status();

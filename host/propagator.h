@@ -145,6 +145,7 @@ struct FrameStats {
   bool texel_reads = false;           // the evaluate passes read texel buffers beside either
   bool shared_wide_stores = false;    // the wide passes were built to store through shared
                                       // memory where slots allow (WideStores)
+  bool word_stores = false;           // LocalToWorld was written as 64-bit words (WorldWrites)
   uint32_t pass_features = 0;         // the union of the evaluate passes' specializations: the
                                       // rules they were built with (shaders/pass_features.h)
   uint32_t chain_steps = 0;           // chains of one-entity levels walked by one subgroup
@@ -304,6 +305,18 @@ enum class WideStores : uint8_t {
   Direct,  // each invocation stores its matrix: 4 columns 64 bytes apart across the subgroup
 };
 
+// How every pass that writes LocalToWorld stores an entity's matrix (PropagatorOptions::
+// world_writes); the bytes and the layout are the same either way.
+enum class WorldWrites : uint8_t {
+  Auto,  // Words on a CPU device, else Vectors
+  // As 64-bit words, two floats each. llvmpipe (Mesa 22.3) stores a value one component at a
+  // time, lane by lane, so a matrix stored as 8 words costs it about half of one stored as 16
+  // floats: tprop_bench, lavapipe, 2M flat all-values frames (medians of 5, alternating with
+  // the build before) 43 -> 37 ms through descriptors, 68 -> 54 ms through device addresses.
+  Words,
+  Vectors,  // as 4-float columns (rows in the Affine3x4 layout): one store each on a GPU
+};
+
 // How a frame's plain value changes (new Translation, Rotation or Scale values of entities that
 // had them: most of a game's frame) reach the per-slot arrays (PropagatorOptions::value_writes).
 enum class ValueWrites : uint8_t {
@@ -367,6 +380,7 @@ struct PropagatorOptions {
   NarrowWalk narrow_walk = NarrowWalk::Auto;
   LevelPasses level_passes = LevelPasses::Auto;
   WideStores wide_stores = WideStores::Auto;
+  WorldWrites world_writes = WorldWrites::Auto;
   ScanRuns scan_runs = ScanRuns::Auto;
   ClimbTop climb_top = ClimbTop::Auto;
   // The most top levels a climb step takes: 2 to gpu::kClimbLevelsMax (16); outside, the nearest.

@@ -346,7 +346,15 @@ struct Propagator::Impl {
   VkDeviceSize output_stride() const {
     return affine_output() ? gpu::kAffine3x4Bytes : gpu::kFloat4x4Bytes;
   }
-  uint32_t output_features() const { return affine_output() ? gpu::kFeatureAffineOutput : 0u; }
+  // The output's features: its layout, and how the passes store it (WorldWrites).
+  uint32_t output_features() const {
+    return (affine_output() ? gpu::kFeatureAffineOutput : 0u) |
+           (word_stores() ? gpu::kFeatureWordStores : 0u);
+  }
+  bool word_stores() const {
+    if (options.world_writes != WorldWrites::Auto) return options.world_writes == WorldWrites::Words;
+    return s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  }
   // propagator_variants.cpp: with the Affine3x4 output, the error naming the first live entity
   // that carries a matrix that is not affine (whose LocalToWorld the layout could not hold).
   Status check_affine_output(const EntityStore& store) const;

@@ -241,7 +241,8 @@ Status Propagator::Impl::prepare_variants() {
     if (step.kind == Step::Fused && s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
       f |= gpu::kFeaturePollEach;
     step.features = f;
-    stats.pass_features |= f & ~gpu::kFeatureSharedStores;  // the rules and the layout
+    // The rules and the layout, not how the matrices are stored.
+    stats.pass_features |= f & ~(gpu::kFeatureSharedStores | gpu::kFeatureWordStores);
     if (step.kind == Step::Chain) ++stats.chain_steps;
     if (step.kind == Step::Bundle) ++stats.bundle_steps;
     if (step.kind == Step::Fused) stats.fused_levels += step.count;

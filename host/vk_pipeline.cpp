@@ -213,29 +213,29 @@ uint32_t ComputePipelines::relevant_features(Pass pass, uint32_t features) {
   using namespace gpu;
   switch (pass) {
     case Pass::Wide:
-      return features & (kFeatureAll | kFeatureAffineOutput | kFeatureSharedStores);
+      return features & (kFeatureAll | kFeatureOutput | kFeatureSharedStores);
     case Pass::Narrow:
     case Pass::Serial:
     case Pass::Chain:
     case Pass::Bundle:
     case Pass::Climb:
-      return features & (kFeatureAll | kFeatureAffineOutput);
+      return features & (kFeatureAll | kFeatureOutput);
     case Pass::Fused:
-      return features & (kFeatureAll | kFeatureAffineOutput | kFeaturePollEach);
+      return features & (kFeatureAll | kFeatureOutput | kFeaturePollEach);
     // Each entity's own matrix and, at the run's top, its parent's LocalToWorld (the output's
     // layout); skipping comes from the frame number's top bit, not kFeatureSkip.
     case Pass::JumpInit:
     case Pass::ScanReduce:
     case Pass::ScanWrite:
       return features & (kFeatureComposite | kFeatureUser | kFeatureStatic | kFeatureFinalTest |
-                         kFeatureProjective | kFeatureAffineOutput);
+                         kFeatureProjective | kFeatureOutput);
     case Pass::JumpRound:
     case Pass::ScanCarry:
       return features & kFeatureProjective;
     case Pass::JumpWrite:
-      return features & (kFeatureStatic | kFeatureProjective | kFeatureAffineOutput);
+      return features & (kFeatureStatic | kFeatureProjective | kFeatureOutput);
     case Pass::Scatter:
-      return features & kFeatureAffineOutput;  // its dead-slot clear
+      return features & kFeatureOutput;  // its dead-slot clear
     case Pass::JumpIndex:
     case Pass::ScatterValues:
       return 0;

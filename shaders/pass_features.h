@@ -59,6 +59,11 @@ TPROP_CONST kFeaturePollEach = 1u << 8u;
 // Not a rule: the wide pass writes LocalToWorld through shared memory where a workgroup's
 // entries are consecutive slots (propagate.comp; PropagatorOptions::wide_stores).
 TPROP_CONST kFeatureSharedStores = 1u << 9u;
+// Not a rule: LocalToWorld is written as 64-bit words, two floats each (scene_access.glsl
+// store_world; PropagatorOptions::world_writes). Part of the output's features (with
+// kFeatureAffineOutput) on every pass that writes LocalToWorld.
+TPROP_CONST kFeatureWordStores = 1u << 10u;
+TPROP_CONST kFeatureOutput = kFeatureAffineOutput | kFeatureWordStores;
 
 #ifdef __cplusplus
 }  // namespace tprop::gpu

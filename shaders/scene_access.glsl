@@ -30,6 +30,7 @@
 // needs the output layout too.
 layout(constant_id = TPROP_SPEC_PASS_FEATURES) const uint kPassFeatures = 0xffffffffu;
 const bool kAffineOutput = (kPassFeatures & kFeatureAffineOutput) != 0u;
+const bool kWordStores = (kPassFeatures & kFeatureWordStores) != 0u;
 
 // The narrow pass reads what other invocations of its own workgroup wrote a level earlier (world
 // and dirty marks), the fused pass what other workgroups of its dispatch wrote, hence coherent
@@ -64,6 +65,10 @@ layout(std430, set = 0, binding = 9) TPROP_MAT4_COHERENCE buffer WorldAffineBuff
 layout(std430, set = 0, binding = 9) TPROP_MAT4_COHERENCE buffer WorldColumnBuffer {
   vec4 v[];
 } b_world_columns;
+// And as 64-bit words, two to a column (or row), for kFeatureWordStores (store_world).
+layout(std430, set = 0, binding = 9) TPROP_MAT4_COHERENCE buffer WorldWordBuffer {
+  u64vec2 v[];
+} b_world_words;
 layout(std430, set = 0, binding = 10) buffer LevelBuffer { uvec2 v[]; } b_levels;
 layout(std430, set = 0, binding = 11) buffer DeltaBuffer { EntityDelta v[]; } b_deltas;
 layout(std430, set = 0, binding = 12) buffer ListBuffer { uint v[]; } b_list;
@@ -111,6 +116,9 @@ layout(buffer_reference, std430, buffer_reference_align = 16) TPROP_MAT4_COHEREN
 Mat4Element { mat4 v; };
 layout(buffer_reference, std430, buffer_reference_align = 16) TPROP_MAT4_COHERENCE buffer
 AffineElement { Affine3x4 v; };
+// A column (or row) of LocalToWorld as two 64-bit words (store_world, kFeatureWordStores).
+layout(buffer_reference, std430, buffer_reference_align = 16) TPROP_MAT4_COHERENCE buffer
+WorldWordsElement { u64vec2 v; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer DeltaElement {
   EntityDelta v;
 };
@@ -183,9 +191,35 @@ layout(set = 0, binding = 20) uniform usamplerBuffer t_dirty;
 #define DIRTY_EARLIER(i) DIRTY(i)
 #endif
 
+// Four floats as two 64-bit words holding the same bits in the same order.
+u64vec2 as_words(vec4 v) {
+  return u64vec2(packUint2x32(floatBitsToUint(v.xy)), packUint2x32(floatBitsToUint(v.zw)));
+}
+
+// LocalToWorld[slot] as 64-bit words (kFeatureWordStores), in the output's layout: llvmpipe
+// stores a value one component at a time, lane by lane, so 8 words cost it about what 8 floats
+// do, half a matrix of floats (PropagatorOptions::world_writes says what that measured).
+void store_world_words(uint slot, mat4 m) {
+  const uint n = kAffineOutput ? 3u : 4u;
+  vec4 parts[4] = vec4[4](m[0], m[1], m[2], m[3]);
+  if (kAffineOutput) {
+    Affine3x4 a = to_affine3x4(m);
+    parts = vec4[4](a.row0, a.row1, a.row2, vec4(0.0));
+  }
+#ifdef TPROP_DESCRIPTORS
+  for (uint k = 0u; k < n; ++k) b_world_words.v[slot * n + k] = as_words(parts[k]);
+#else
+  // The element's address once (its piece table read once), then its columns or rows.
+  uint64_t at = element_address(pc.local_to_world, slot, n * 16u);
+  for (uint k = 0u; k < n; ++k) WorldWordsElement(at + uint64_t(k * 16u)).v = as_words(parts[k]);
+#endif
+}
+
 // Writes LocalToWorld[slot] in the output's layout (an affine m: its last row is not stored).
 void store_world(uint slot, mat4 m) {
-  if (kAffineOutput) {
+  if (kWordStores) {
+    store_world_words(slot, m);
+  } else if (kAffineOutput) {
     WORLD_AFFINE(slot) = to_affine3x4(m);
   } else {
     WORLD(slot) = m;

@@ -281,19 +281,28 @@ TEST(Bench, ClimbedTopLevelsAreWhatTheCommandLineAsksFor) {
   }
 }
 
-// --wide-stores: the wide passes built to store through shared memory, or not, as the report
-// says frame by frame, and every frame still validates.
-TEST(Bench, WideStoresAreWhatTheCommandLineAsksFor) {
+// --wide-stores and --world-writes: the wide passes built to store through shared memory or
+// not, the matrices stored as 64-bit words or as float vectors, as the report says frame by
+// frame, and every frame still validates.
+TEST(Bench, StoresAreWhatTheCommandLineAsksFor) {
   REQUIRE_DEVICE_OR_SKIP();
-  for (const std::string stores : {"shared", "direct"}) {
-    SCOPED_TRACE(stores);
-    const nlohmann::json doc =
-        bench_json("--sizes 2k --scenes flat,forest4 --validate --wide-stores " + stores);
+  struct Case {
+    std::string args;
+    const char* field;
+    bool expected;
+  };
+  const Case cases[] = {{"--wide-stores shared", "shared_wide_stores", true},
+                        {"--wide-stores direct", "shared_wide_stores", false},
+                        {"--world-writes words", "word_stores", true},
+                        {"--world-writes vectors", "word_stores", false}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    const nlohmann::json doc = bench_json("--sizes 2k --scenes flat,forest4 --validate " + c.args);
     ASSERT_EQ(doc.at("scenes").size(), 2u);
     for (const auto& scene : doc.at("scenes")) {
       for (const auto& f : scene.at("frames")) {
         SCOPED_TRACE(f.at("frame").get<std::string>());
-        EXPECT_EQ(f.at("shared_wide_stores").get<bool>(), stores == "shared");
+        EXPECT_EQ(f.at(c.field).get<bool>(), c.expected);
         EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>());
       }
     }

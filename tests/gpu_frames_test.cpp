@@ -329,6 +329,10 @@ INSTANTIATE_TEST_SUITE_P(
                       // Default stores directly), in frames of every kind and skipping the
                       // unchanged (by device address: GpuRandom's test of them).
                       Strategy{"SharedWideStores", {.wide_stores = WideStores::Shared}},
+                      // A CPU device's way of storing matrices, and a GPU's.
+                      Strategy{"MatricesStoredAsWords", {.world_writes = WorldWrites::Words}},
+                      Strategy{"MatricesStoredAsFloatVectors",
+                               {.world_writes = WorldWrites::Vectors}},
                       Strategy{"SharedWideStoresWholeOrderSkippingTheUnchanged",
                                {.work_list_max = 0, .wide_stores = WideStores::Shared}},
                       Strategy{"SeparateLevelPassesPointerJumping",
@@ -369,6 +373,9 @@ INSTANTIATE_TEST_SUITE_P(
                                 .max_buffer_bytes = kMinBufferBytes}},
                       Strategy{"TinyPiecesScannedRuns",
                                {.scan_runs = ScanRuns::Always,
+                                .max_buffer_bytes = kMinBufferBytes}},
+                      Strategy{"TinyPiecesMatricesStoredAsWords",
+                               {.world_writes = WorldWrites::Words,
                                 .max_buffer_bytes = kMinBufferBytes}},
                       Strategy{"TinyPiecesValuesInPlace",
                                {.value_writes = ValueWrites::InPlace,

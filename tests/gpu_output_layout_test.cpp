@@ -141,6 +141,11 @@ INSTANTIATE_TEST_SUITE_P(
                  {.narrow_walk = NarrowWalk::Jump, .level_passes = LevelPasses::Separate}},
         // The wide passes asked to store through shared memory: the 3x4 layout stores directly.
         Strategy{"SharedWideStores", {.wide_stores = WideStores::Shared}},
+        // Rows stored as 64-bit words (a CPU device's default) and as 4-float rows (a GPU's).
+        Strategy{"RowsStoredAsWords", {.world_writes = WorldWrites::Words}},
+        Strategy{"RowsStoredAsFloatVectors", {.world_writes = WorldWrites::Vectors}},
+        Strategy{"TinyPiecesRowsStoredAsWords",
+                 {.world_writes = WorldWrites::Words, .max_buffer_bytes = kMinBufferBytes}},
         // 256 slots a piece: device addresses through the piece tables.
         Strategy{"TinyPieces", {.max_buffer_bytes = kMinBufferBytes}},
         Strategy{"TinyPiecesWholeOrderSkippingTheUnchanged",
@@ -275,6 +280,35 @@ TEST_F(GpuAffineLayout, TheBuffersHoldThreeRowsOfEachMatrixAt48BytesASlotInEvery
                           float4(999, 2, 3, 1));
   EXPECT_EQ((*back)[store.slot_of(999)], expected);
   EXPECT_EQ((*back)[500], float4x4(0.0f));
+}
+
+// Words or vectors (WorldWrites) are two ways to store the same bytes: a random scene with
+// every rule, in both layouts, by descriptors and in pieces by device address, evaluated whole
+// and then by work list, leaves the same bytes in every output piece either way (64-bit words
+// whose halves came out swapped would move every other float).
+TEST_F(GpuAffineLayout, MatricesStoredAsWordsLeaveTheBytesOfFloatVectors) {
+  for (const OutputLayout layout : {OutputLayout::Float4x4, OutputLayout::Affine3x4})
+    for (const uint64_t pieces : {uint64_t(0), uint64_t(kMinBufferBytes)}) {
+      SCOPED_TRACE(std::string(layout == OutputLayout::Affine3x4 ? "3x4" : "4x4") +
+                   (pieces ? ", pieces" : ", one buffer"));
+      std::vector<std::vector<uint8_t>> bytes[2];
+      for (const WorldWrites writes : {WorldWrites::Words, WorldWrites::Vectors}) {
+        EntityStore store;
+        ValueSource v(71);
+        build_random_scene(store, 900, 10, v);
+        Propagator gpu = make_propagator(
+            ctx(), {.world_writes = writes, .max_buffer_bytes = pieces, .output_layout = layout});
+        ASSERT_TRUE(gpu.run(store).ok());
+        EXPECT_EQ(gpu.last_frame().word_stores, writes == WorldWrites::Words);
+        for (EntityId id = 0; id < 900; id += 23) store.set_translation(id, v.vec(5));
+        ASSERT_TRUE(gpu.run(store).ok());
+        EXPECT_GT(gpu.last_frame().evaluated_entities, 0u);
+        bytes[writes == WorldWrites::Words] = raw_pieces(gpu.output());
+      }
+      ASSERT_EQ(bytes[0].size(), bytes[1].size());
+      for (size_t p = 0; p < bytes[0].size(); ++p)
+        EXPECT_TRUE(bytes[0][p] == bytes[1][p]) << "piece " << p;
+    }
 }
 
 TEST_F(GpuAffineLayout, TheDefaultOutputStaysAFloat4x4Of64Bytes) {
