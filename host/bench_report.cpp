@@ -78,6 +78,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"climbed_levels", f.climbed_levels},
           {"shared_wide_stores", f.shared_wide_stores},
           {"word_stores", f.word_stores},
+          {"zeroed_ahead_bytes", f.zeroed_ahead_bytes},
           {"addressing", f.addressing},
           {"gpu_time_ms", gpu},
           {"gpu_times_error", f.gpu_times_error.empty() ? nlohmann::json(nullptr)

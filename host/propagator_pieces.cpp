@@ -170,11 +170,54 @@ Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
   }
   // The GPU's contents stay (a replaced piece is copied over); no mirror grows: frames after a
   // full upload send deltas, and a full upload packs every slot anew into mirrors made for it.
-  for (int a = 0; a < kArrays + 2; ++a) apply_growth(std::move(growth[a]), true, false);
+  fresh_slot_pieces.clear();
+  for (int a = 0; a < kArrays + 2; ++a) {
+    const uint32_t first = growth[a].first, made = uint32_t(growth[a].device.size());
+    for (uint32_t p = first; p < first + made; ++p) fresh_slot_pieces.push_back({all[a], p});
+    apply_growth(std::move(growth[a]), true, false);
+  }
   slot_capacity = world.capacity;
   for (int a = 0; a < kArrays + 2; ++a)
     assert(all[a]->capacity == slot_capacity && "the per-slot arrays share their pieces");
   return ok_status();
+}
+
+// On a CPU device, a full upload's fresh per-slot pieces are zeroed on the zeroer's thread while
+// the host packs (buffer_zeroer.h says what that saves), all but those the pack writes in place
+// (translation, rotation and scale; the dirty marks it leaves alone). Elsewhere device memory is
+// the device's own, or its pages are the driver's to make.
+void Propagator::Impl::start_zeroing() {
+  zeroing_bytes = 0;
+  zeroing_clears = false;
+  if (s->properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
+    fresh_slot_pieces.clear();
+    return;
+  }
+  std::vector<const Buffer*> batch;
+  uint32_t world_pieces = 0, dirty_pieces = 0;
+  for (const auto& [array, piece] : fresh_slot_pieces) {
+    if (array->device_kind == BufferKind::DeviceMapped && array != &dirty) continue;
+    batch.push_back(&array->device[piece]);
+    zeroing_bytes += array->device[piece].size();
+    world_pieces += array == &world;
+    dirty_pieces += array == &dirty;
+  }
+  fresh_slot_pieces.clear();
+  // Every piece of world and dirty made afresh: the zeros are the clear record() would record.
+  zeroing_clears = world_pieces == world.pieces() && dirty_pieces == dirty.pieces();
+  zeroer.start(std::move(batch));
+}
+
+void Propagator::Impl::finish_zeroing() {
+  const bool zeroed = zeroer.finish();
+  if (zeroed) stats.zeroed_ahead_bytes = zeroing_bytes;
+  // Unless a replaced piece's old contents are to be copied over the zeros.
+  zeroed_clears = zeroed && zeroing_clears &&
+                  std::none_of(piece_copies.begin(), piece_copies.end(), [&](const PieceCopy& c) {
+                    return c.to == &world || c.to == &dirty;
+                  });
+  zeroing_bytes = 0;
+  zeroing_clears = false;
 }
 
 Status Propagator::Impl::make_mirrors(uint32_t n) {

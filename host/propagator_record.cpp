@@ -125,7 +125,7 @@ void Propagator::record(VkCommandBuffer cmd) {
     const std::vector<Range> all = {{0, m.slots}};
     for (int a = 0; a < kArrays; ++a)
       if (m.mirrors(Array(a))) m.copy(cmd, m.arrays[a], all);  // else written in place
-    m.cleared_slots = 0;
+    m.cleared_slots = m.zeroed_clears ? m.slot_capacity : 0;  // zeroed by update()'s helper
   }
   // Slots without an entity read as zeros (a full upload clears them all, growth the new ones);
   // the passes write every live one. No mark of a fresh slot matches a frame number.

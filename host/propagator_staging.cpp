@@ -258,6 +258,8 @@ Status Propagator::Impl::stage_order() {
 
 Status Propagator::Impl::full_pack(const EntityStore& store) {
   if (Status st = ensure_slot_capacity(std::max(store.slot_capacity(), 1u)); !st) return st;
+  // No per-slot piece is made or replaced from here to the end of update(), which finishes this.
+  start_zeroing();
   slots = store.slot_capacity();
   if (Status st = make_mirrors(slots); !st) return st;
   // A replaced piece of an array written in place is not copied into its successor: the pack

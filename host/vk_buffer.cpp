@@ -4,6 +4,7 @@
 #include "vk_debug.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace tprop {
 
@@ -108,7 +109,9 @@ Result<Buffer> Buffer::create(const ContextState& s, VkDeviceSize size, BufferKi
                              : kind == BufferKind::DeviceMapped ? "host-visible device"
                                                                 : "host-visible") +
                  " memory): choose another device with TPROP_DEVICE"};
-  out.coherent_ = (s.memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+  const VkMemoryPropertyFlags type_flags = s.memory.memoryTypes[type].propertyFlags;
+  out.coherent_ = (type_flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+  out.host_visible_ = (type_flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
 
   VkMemoryAllocateFlagsInfo flags{};
   flags.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO;
@@ -148,6 +151,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
   address_ = other.address_;
   mapped_ = other.mapped_;
   coherent_ = other.coherent_;
+  host_visible_ = other.host_visible_;
   other.buffer_ = VK_NULL_HANDLE;
   other.memory_ = VK_NULL_HANDLE;
   other.mapped_ = nullptr;
@@ -165,6 +169,24 @@ void Buffer::reset() {
   mapped_ = nullptr;
   size_ = 0;
   address_ = 0;
+}
+
+bool Buffer::zero_from_host() const {
+  if (!memory_ || !host_visible_) return false;
+  void* at = mapped_;
+  if (!at && state_->vk.vkMapMemory(state_->device, memory_, 0, VK_WHOLE_SIZE, 0, &at) != VK_SUCCESS)
+    return false;
+  std::memset(at, 0, size_);
+  if (!coherent_) {
+    VkMappedMemoryRange range{};
+    range.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE;
+    range.memory = memory_;
+    range.offset = 0;
+    range.size = VK_WHOLE_SIZE;
+    state_->vk.vkFlushMappedMemoryRanges(state_->device, 1, &range);
+  }
+  if (!mapped_) state_->vk.vkUnmapMemory(state_->device, memory_);
+  return true;
 }
 
 void Buffer::invalidate() const {

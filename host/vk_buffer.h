@@ -55,6 +55,10 @@ class Buffer {
   void* mapped() const { return mapped_; }               // nullptr for DeviceStorage
   // For Readback buffers on non-coherent memory: makes device writes visible to the host.
   void invalidate() const;
+  // Writes zeros over the whole buffer from the host, mapping its memory for the time it takes
+  // unless it is mapped already; false (nothing written) where the memory is not host-visible
+  // or cannot be mapped. Not while the device or another thread uses the buffer.
+  bool zero_from_host() const;
 
  private:
   const ContextState* state_ = nullptr;
@@ -64,6 +68,7 @@ class Buffer {
   VkDeviceAddress address_ = 0;
   void* mapped_ = nullptr;
   bool coherent_ = true;
+  bool host_visible_ = false;
 };
 
 }  // namespace tprop

@@ -247,6 +247,63 @@ TEST_F(GpuUploads, RecordingAnUpdateTwiceSendsAndScattersItOnce) {
   }
 }
 
+// On a CPU device, device memory is host memory whose pages do not exist until written: a full
+// upload into fresh buffers has a helper thread write zeros over the per-slot arrays while
+// update() packs (host/buffer_zeroer.h), and its record() then clears nothing. Slots without an
+// entity (despawned before the first frame) must read zeros all the same. Only such a frame
+// zeroes, and only on a CPU device; a full upload into buffers an earlier scene wrote (another
+// store, within the room the first made) zeroes nothing and clears them as before: its empty
+// slots read zeros, not the matrices the first scene left there.
+TEST_F(GpuUploads, AFreshSceneIsZeroedAheadOnACpuDeviceAndItsEmptySlotsReadZeros) {
+  VkPhysicalDeviceProperties props{};
+  vkGetPhysicalDeviceProperties(ctx().physical_device(), &props);
+  const bool cpu_device = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  auto empty_slots_read_zeros = [&](Propagator& gpu, const EntityStore& store, const char* what) {
+    auto back = gpu.read_back();
+    ASSERT_TRUE(back.ok()) << what;
+    uint32_t empty = 0;
+    for (uint32_t slot = 0; slot < store.slot_capacity(); ++slot) {
+      if (store.alive_at(slot)) continue;
+      ++empty;
+      EXPECT_EQ((*back)[slot], float4x4(0.0f)) << what << ": empty slot " << slot;
+    }
+    EXPECT_GT(empty, 300u) << what;
+  };
+  EntityStore a;
+  ValueSource v(11);
+  build_binary_tree(a, v, 3000);
+  for (EntityId id = 100; id < 3000; id += 7) a.destroy(id);
+  Propagator gpu = make_propagator(ctx());
+  CpuReference cpu;
+  ASSERT_LE(frame_and_compare(gpu, cpu, a, "first frame"), 1.0);
+  const FrameStats first = gpu.last_frame();
+  EXPECT_TRUE(first.full_upload);
+  if (cpu_device) {
+    // LocalToWorld (64 bytes a slot), flags, parent, rare and static indices and the dirty
+    // marks (4 each), for every slot and the room beyond.
+    EXPECT_GE(first.zeroed_ahead_bytes, uint64_t(a.slot_capacity()) * (64 + 5 * 4));
+    EXPECT_LE(first.zeroed_ahead_bytes, first.device_bytes);
+  } else {
+    EXPECT_EQ(first.zeroed_ahead_bytes, 0u);
+  }
+  empty_slots_read_zeros(gpu, a, "first frame");
+  for (EntityId id = 0; id < 3000; id += 5)
+    if (a.contains(id)) a.set_translation(id, v.vec(2));
+  ASSERT_LE(frame_and_compare(gpu, cpu, a, "values"), 1.0);
+  EXPECT_EQ(gpu.last_frame().zeroed_ahead_bytes, 0u);
+
+  // Another store, every slot of it live in the first, two in three of them empty here.
+  EntityStore b;
+  build_binary_tree(b, v, 2400);
+  for (EntityId id = 0; id < 2400; ++id)
+    if (id % 3 != 0) b.destroy(id);
+  CpuReference cpu_b;
+  ASSERT_LE(frame_and_compare(gpu, cpu_b, b, "another store"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().full_upload);
+  EXPECT_EQ(gpu.last_frame().zeroed_ahead_bytes, 0u) << "its buffers are not fresh";
+  empty_slots_read_zeros(gpu, b, "another store");
+}
+
 // Where the device has memory that is device-local and host-visible at once (integrated GPUs
 // and CPU devices, whose device memory is host memory; ValueWrites::Auto uses it there for
 // frames that change a quarter of the slots or more), update() writes plain value changes
