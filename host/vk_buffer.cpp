@@ -27,6 +27,15 @@ int find_memory_type(const VkPhysicalDeviceMemoryProperties& mem, uint32_t bits,
 
 std::string mib(VkDeviceSize bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
+VkMappedMemoryRange whole_memory(VkDeviceMemory memory) {
+  VkMappedMemoryRange range{};
+  range.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE;
+  range.memory = memory;
+  range.offset = 0;
+  range.size = VK_WHOLE_SIZE;
+  return range;
+}
+
 }  // namespace
 
 uint32_t device_mapped_types(const VkPhysicalDeviceMemoryProperties& mem) {
@@ -178,11 +187,7 @@ bool Buffer::zero_from_host() const {
     return false;
   std::memset(at, 0, size_);
   if (!coherent_) {
-    VkMappedMemoryRange range{};
-    range.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE;
-    range.memory = memory_;
-    range.offset = 0;
-    range.size = VK_WHOLE_SIZE;
+    const VkMappedMemoryRange range = whole_memory(memory_);
     state_->vk.vkFlushMappedMemoryRanges(state_->device, 1, &range);
   }
   if (!mapped_) state_->vk.vkUnmapMemory(state_->device, memory_);
@@ -191,11 +196,7 @@ bool Buffer::zero_from_host() const {
 
 void Buffer::invalidate() const {
   if (coherent_ || !memory_) return;
-  VkMappedMemoryRange range{};
-  range.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE;
-  range.memory = memory_;
-  range.offset = 0;
-  range.size = VK_WHOLE_SIZE;
+  const VkMappedMemoryRange range = whole_memory(memory_);
   state_->vk.vkInvalidateMappedMemoryRanges(state_->device, 1, &range);
 }
 
