@@ -302,6 +302,21 @@ TEST_F(GpuUploads, AFreshSceneIsZeroedAheadOnACpuDeviceAndItsEmptySlotsReadZeros
   EXPECT_TRUE(gpu.last_frame().full_upload);
   EXPECT_EQ(gpu.last_frame().zeroed_ahead_bytes, 0u) << "its buffers are not fresh";
   empty_slots_read_zeros(gpu, b, "another store");
+
+  // A third store, past the room of the first: its per-slot pieces are made afresh (zeroed
+  // ahead on a CPU device), and the old pieces' contents are copied into them on the GPU (the
+  // growth of a live scene keeps what the GPU holds), so the clears must run all the same.
+  EntityStore c;
+  build_binary_tree(c, v, 6000);
+  for (EntityId id = 0; id < 3500; ++id)
+    if (id % 4 != 0) c.destroy(id);
+  CpuReference cpu_c;
+  ASSERT_LE(frame_and_compare(gpu, cpu_c, c, "a larger store"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().full_upload);
+  if (cpu_device) {
+    EXPECT_GT(gpu.last_frame().zeroed_ahead_bytes, 0u);
+  }
+  empty_slots_read_zeros(gpu, c, "a larger store");
 }
 
 // Where the device has memory that is device-local and host-visible at once (integrated GPUs
