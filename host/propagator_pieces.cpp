@@ -153,6 +153,7 @@ Status Propagator::Impl::grow(Pieced& m, uint32_t needed, bool keep_device, bool
 }
 
 Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
+  fresh_slot_pieces.clear();
   if (n <= slot_capacity && world) return ok_status();
   // All or nothing: every per-slot array's new pieces are made first and put in use only when
   // all exist, so a failed growth leaves the old set whole and the next update() tries again.
@@ -170,7 +171,6 @@ Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
   }
   // The GPU's contents stay (a replaced piece is copied over); no mirror grows: frames after a
   // full upload send deltas, and a full upload packs every slot anew into mirrors made for it.
-  fresh_slot_pieces.clear();
   for (int a = 0; a < kArrays + 2; ++a) {
     const uint32_t first = growth[a].first, made = uint32_t(growth[a].device.size());
     for (uint32_t p = first; p < first + made; ++p) fresh_slot_pieces.push_back({all[a], p});

@@ -192,7 +192,7 @@ struct Propagator::Impl {
   // Zeroes a full upload's fresh per-slot pieces on a CPU device while it packs; finished by the
   // end of update() (finish_zeroing), before anything else may touch them.
   BufferZeroer zeroer;
-  // The per-slot pieces the last ensure_slot_capacity() made (array and piece index).
+  // The per-slot pieces this update()'s ensure_slot_capacity() made (array and piece index).
   std::vector<std::pair<const Pieced*, uint32_t>> fresh_slot_pieces;
   uint64_t zeroing_bytes = 0;    // the bytes of the batch the zeroer holds
   bool zeroing_clears = false;   // ... which holds every piece of world and dirty
