@@ -56,11 +56,11 @@ Status Propagator::update(EntityStore& store) {
   Impl& m = *impl_;
   StoreChanges changes = store.take_changes();
   m.stats = FrameStats{};
-  // Whatever path update() leaves by, the zeroing a full upload starts is done by then.
-  struct FinishZeroing {
+  // Whatever path update() leaves by, the prefaulting a full upload starts is done by then.
+  struct FinishPrefaulting {
     Impl& m;
-    ~FinishZeroing() { m.finish_zeroing(); }
-  } finish_zeroing{m};
+    ~FinishPrefaulting() { m.finish_prefaulting(); }
+  } finish_prefaulting{m};
   if (m.packed && !m.recorded) {
     // The previous update() was never recorded: its staged changes and its Statics' first values
     // never reached the GPU. Pack everything again, computing those Statics anew.

@@ -172,8 +172,8 @@ struct FrameStats {
   uint64_t mirror_bytes = 0;          // ... of staging_bytes, the per-slot inputs' mirrors
   uint64_t largest_buffer_bytes = 0;
   // Bytes of freshly made device buffers that update() had zeroed by a helper thread while it
-  // packed (on a CPU device, where device memory is host memory: host/buffer_zeroer.h), so that
-  // the frame's copies and clears on the device do not fault their pages in one by one.
+  // packed (on a CPU device, where device memory is host memory: host/buffer_prefaulter.h), so
+  // that the frame's copies and clears on the device do not fault their pages in one by one.
   uint64_t zeroed_ahead_bytes = 0;
   // The translation, rotation and scale arrays live in host-visible device memory that update()
   // writes in place (ValueWrites: by default on integrated GPUs and CPU devices): a full upload

@@ -182,22 +182,28 @@ Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
   return ok_status();
 }
 
-// On a CPU device, a full upload's fresh per-slot pieces are zeroed on the zeroer's thread while
-// the host packs (buffer_zeroer.h says what that saves), all but those the pack writes in place
-// (translation, rotation and scale; the dirty marks it leaves alone). Elsewhere device memory is
-// the device's own, or its pages are the driver's to make.
-void Propagator::Impl::start_zeroing() {
+// On a CPU device, a full upload's fresh per-slot pieces and its mirrors are brought in on the
+// prefaulter's thread while the host packs (buffer_prefaulter.h says what that saves): those the
+// pack writes (the mirrors; translation, rotation and scale where written in place) populated,
+// the others zeroed (the dirty marks too, which the pack leaves alone). Elsewhere device memory
+// is the device's own, or its pages are the driver's to make.
+void Propagator::Impl::start_prefaulting() {
   zeroing_bytes = 0;
   zeroing_clears = false;
   if (s->properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
     fresh_slot_pieces.clear();
     return;
   }
-  std::vector<const Buffer*> batch;
+  std::vector<const Buffer*> written, zeroed;
+  for (const Pieced& m : arrays)
+    for (const Buffer& mirror : m.staging) written.push_back(&mirror);
   uint32_t world_pieces = 0, dirty_pieces = 0;
   for (const auto& [array, piece] : fresh_slot_pieces) {
-    if (array->device_kind == BufferKind::DeviceMapped && array != &dirty) continue;
-    batch.push_back(&array->device[piece]);
+    if (array->device_kind == BufferKind::DeviceMapped && array != &dirty) {
+      written.push_back(&array->device[piece]);
+      continue;
+    }
+    zeroed.push_back(&array->device[piece]);
     zeroing_bytes += array->device[piece].size();
     world_pieces += array == &world;
     dirty_pieces += array == &dirty;
@@ -205,11 +211,11 @@ void Propagator::Impl::start_zeroing() {
   fresh_slot_pieces.clear();
   // Every piece of world and dirty made afresh: the zeros are the clear record() would record.
   zeroing_clears = world_pieces == world.pieces() && dirty_pieces == dirty.pieces();
-  zeroer.start(std::move(batch));
+  prefaulter.start(std::move(written), std::move(zeroed));
 }
 
-void Propagator::Impl::finish_zeroing() {
-  const bool zeroed = zeroer.finish();
+void Propagator::Impl::finish_prefaulting() {
+  const bool zeroed = prefaulter.finish();
   if (zeroed) stats.zeroed_ahead_bytes = zeroing_bytes;
   // Unless a replaced piece's old contents are to be copied over the zeros.
   zeroed_clears = zeroed && zeroing_clears &&

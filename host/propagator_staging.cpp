@@ -258,10 +258,11 @@ Status Propagator::Impl::stage_order() {
 
 Status Propagator::Impl::full_pack(const EntityStore& store) {
   if (Status st = ensure_slot_capacity(std::max(store.slot_capacity(), 1u)); !st) return st;
-  // No per-slot piece is made or replaced from here to the end of update(), which finishes this.
-  start_zeroing();
   slots = store.slot_capacity();
   if (Status st = make_mirrors(slots); !st) return st;
+  // No per-slot piece or mirror is made or replaced from here to the end of update(), which
+  // finishes this; the pack below writes the mirrors and the arrays written in place meanwhile.
+  start_prefaulting();
   // A replaced piece of an array written in place is not copied into its successor: the pack
   // below writes every slot of translation, rotation and scale there, and the copy, recorded
   // after it, would undo that (the dirty marks' are cleared by the full upload's record anyway).

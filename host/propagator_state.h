@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "buffer_reclaimer.h"
-#include "buffer_zeroer.h"
+#include "buffer_prefaulter.h"
 #include "gpu_pack.h"
 #include "gpu_timer.h"
 #include "propagator.h"
@@ -189,18 +189,18 @@ struct Propagator::Impl {
   // Frees the full upload's mirrors off the frame's path (buffer_reclaimer.h: on an NVIDIA GPU
   // freeing them cost each of the frames after it up to tens of milliseconds).
   BufferReclaimer reclaimer;
-  // Zeroes a full upload's fresh per-slot pieces on a CPU device while it packs; finished by the
-  // end of update() (finish_zeroing), before anything else may touch them.
-  BufferZeroer zeroer;
+  // Brings a full upload's fresh per-slot pieces and mirrors in on a CPU device while it packs;
+  // finished by the end of update() (finish_prefaulting), before anything else may touch them.
+  BufferPrefaulter prefaulter;
   // The per-slot pieces this update()'s ensure_slot_capacity() made (array and piece index).
   std::vector<std::pair<const Pieced*, uint32_t>> fresh_slot_pieces;
-  uint64_t zeroing_bytes = 0;    // the bytes of the batch the zeroer holds
+  uint64_t zeroing_bytes = 0;    // the bytes the prefaulter's batch zeroes
   bool zeroing_clears = false;   // ... which holds every piece of world and dirty
-  // This update()'s zeroer left world and dirty all zeros: its full upload's record() need not
-  // clear them.
+  // This update()'s prefaulter left world and dirty all zeros: its full upload's record() need
+  // not clear them.
   bool zeroed_clears = false;
-  void start_zeroing();
-  void finish_zeroing();
+  void start_prefaulting();
+  void finish_prefaulting();
   // The piece tables of the device-address passes: every Pieced's table, rebuilt in update()
   // when buffers changed and copied to the GPU by the next record().
   Buffer tables;

@@ -249,7 +249,7 @@ TEST_F(GpuUploads, RecordingAnUpdateTwiceSendsAndScattersItOnce) {
 
 // On a CPU device, device memory is host memory whose pages do not exist until written: a full
 // upload into fresh buffers has a helper thread write zeros over the per-slot arrays while
-// update() packs (host/buffer_zeroer.h), and its record() then clears nothing. Slots without an
+// update() packs (host/buffer_prefaulter.h), and its record() then clears nothing. Slots without an
 // entity (despawned before the first frame) must read zeros all the same. Only such a frame
 // zeroes, and only on a CPU device; a full upload into buffers an earlier scene wrote (another
 // store, within the room the first made) zeroes nothing and clears them as before: its empty
