@@ -1,10 +1,16 @@
 #include "entity_store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <utility>
 
 namespace tprop {
+
+uint64_t StoreIdentity::next() noexcept {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 namespace {
 constexpr uint32_t kNone = EntityStore::kNoSlot;

@@ -64,9 +64,38 @@ struct StoreChanges {
   std::vector<uint32_t> structural;
 };
 
+// Which store an EntityStore is, for a consumer that keeps state about one store from frame to
+// frame (Propagator::update): an address says nothing once a store is assigned a new scene
+// (`store = EntityStore{}`) or made where a destroyed one lived. A number no other store has
+// held in this process: kept by a move (the entities and their pending changes go with it),
+// new for a copy, for a store assigned another's contents, and for what a move leaves behind.
+class StoreIdentity {
+ public:
+  StoreIdentity() noexcept : value_(next()) {}
+  StoreIdentity(const StoreIdentity&) noexcept : value_(next()) {}
+  StoreIdentity& operator=(const StoreIdentity&) noexcept {
+    value_ = next();
+    return *this;
+  }
+  StoreIdentity(StoreIdentity&& other) noexcept : value_(other.value_) { other.value_ = next(); }
+  StoreIdentity& operator=(StoreIdentity&& other) noexcept {
+    value_ = other.value_;
+    other.value_ = next();
+    return *this;
+  }
+  uint64_t value() const { return value_; }
+
+ private:
+  static uint64_t next() noexcept;
+  uint64_t value_;
+};
+
 class EntityStore {
  public:
   static constexpr uint32_t kNoSlot = 0xffffffffu;
+
+  // See StoreIdentity: never 0, never another store's.
+  uint64_t identity() const { return identity_.value(); }
 
   // Returns false when an entity with this id already exists.
   bool create(EntityId id);
@@ -180,6 +209,7 @@ class EntityStore {
   void mark_statics_baked();
 
  private:
+  StoreIdentity identity_;
   static constexpr uint32_t kComponentBits = (1u << kComponentCount) - 1;
   static constexpr uint32_t kHadPreviousParent = 1u << 29;
   static constexpr uint32_t kStaticBaked = 1u << 30;

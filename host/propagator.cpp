@@ -70,14 +70,14 @@ Status Propagator::update(EntityStore& store) {
     m.packed = false;
   }
   m.recorded = false;
-  if (&store != m.last_store) {
+  if (store.identity() != m.last_store) {
     // The frozen table holds the last store's Statics, by slot: this store's were never
     // computed here, so each is computed once more (CpuReference's rule for a backend that never
     // computed a baked Static), not read frozen from another scene's values.
     m.packed = false;
     std::fill(m.static_valid.begin(), m.static_valid.end(), 0);
   }
-  m.last_store = &store;
+  m.last_store = store.identity();
   // The frame that copied from them has completed (update() contract); a copy never recorded
   // (an update() without its record()) stays for the next record().
   m.retired.clear();

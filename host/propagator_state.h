@@ -155,7 +155,7 @@ struct Propagator::Impl {
   LevelOrder order;
   bool packed = false;    // the GPU holds every entity's current data and a valid LocalToWorld
   bool recorded = true;   // the last update() has been recorded
-  const EntityStore* last_store = nullptr;  // another store (or a moved one) packs everything
+  uint64_t last_store = 0;  // the last store's identity(): another store packs everything
   uint32_t slots = 0;     // the store's slot_capacity() at the last update()
 
   // Per slot, in pieces of 2^slot_shift slots (LocalToWorld's 64 bytes decide): the inputs

@@ -15,6 +15,32 @@ std::vector<EntityId> sorted(std::vector<EntityId> v) {
   return v;
 }
 
+// A consumer that keeps state about a store between frames tells stores apart by identity(),
+// not by address: a move keeps it (the entities go along), a copy, an assignment of other
+// contents and what a move leaves behind get new ones, never 0 and never one seen before.
+TEST(EntityStore, IdentityFollowsTheEntitiesNotTheAddress) {
+  EntityStore a;
+  a.create(1);
+  const uint64_t first = a.identity();
+  EXPECT_NE(first, 0u);
+  EntityStore b;
+  EXPECT_NE(b.identity(), first);
+  EntityStore moved = std::move(a);
+  EXPECT_EQ(moved.identity(), first);
+  EXPECT_TRUE(moved.contains(1));
+  EXPECT_NE(a.identity(), first) << "what the move left behind";
+  EntityStore copy = moved;
+  EXPECT_NE(copy.identity(), first);
+  EXPECT_NE(copy.identity(), a.identity());
+  const uint64_t before = moved.identity();
+  moved = EntityStore{};  // a new scene in the same object
+  EXPECT_NE(moved.identity(), before);
+  const uint64_t assigned_from = b.identity();
+  moved = b;
+  EXPECT_NE(moved.identity(), assigned_from);
+  EXPECT_NE(moved.identity(), before);
+}
+
 TEST(EntityStore, CreateRefusesADuplicateId) {
   EntityStore store;
   EXPECT_TRUE(store.create(7));

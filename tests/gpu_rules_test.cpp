@@ -316,6 +316,58 @@ TEST_F(GpuRules, AnotherStoreIsPackedAnew) {
   EXPECT_EQ(world_of(gpu, b, 8)[3], float4(0, 3, 0, 1));
 }
 
+// An application that loads a new level into the same store object (`store = EntityStore{}`, or
+// a store made where a destroyed one lived) hands update() another store at the same address:
+// nothing of the old scene may survive into it. The old scene is larger, deeper and has Statics
+// frozen at slots the new one reuses; the new one's results must be the reference's, its empty
+// slots zeros, and the frame a full upload. A store moved to another address is the same one.
+TEST_F(GpuRules, AStoreGivenANewSceneIsPackedAnewAndAMovedOneIsNot) {
+  EntityStore store;
+  for (EntityId id = 0; id < 400; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(1, 0, 0));
+    if (id > 0) store.set_parent(id, id - 1);
+    if (id % 7 == 0) store.add(id, Component::Static);
+  }
+  Propagator gpu = make_propagator(ctx());
+  ASSERT_TRUE(gpu.run(store).ok());
+  ASSERT_TRUE(gpu.run(store).ok());  // the Statics baked and frozen
+  store = EntityStore{};
+  for (EntityId id = 0; id < 100; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(0, 2, 0));
+    if (id % 7 == 0) store.add(id, Component::Static);
+  }
+  for (EntityId id = 50; id < 100; id += 2) store.destroy(id);
+  CpuReference cpu;
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "the new scene"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().full_upload);
+  EXPECT_EQ(gpu.last_frame().entities, 75u);
+  auto back = gpu.read_back();
+  ASSERT_TRUE(back.ok());
+  for (uint32_t slot = 0; slot < store.slot_capacity(); ++slot) {
+    if (store.alive_at(slot)) continue;
+    EXPECT_EQ((*back)[slot], float4x4(0.0f)) << "empty slot " << slot;
+  }
+  // And frames after it go on from the new scene.
+  store.set_translation(10, float3(0, 3, 0));
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "a frame after"), 1.0);
+  EXPECT_FALSE(gpu.last_frame().full_upload);
+  // A store moved elsewhere (a container that grew) is the same scene: its changes go on as
+  // deltas. What the move left behind, filled again, is another store.
+  EntityStore moved = std::move(store);
+  moved.set_translation(12, float3(0, 4, 0));
+  ASSERT_LE(frame_and_compare(gpu, cpu, moved, "the store moved"), 1.0);
+  EXPECT_FALSE(gpu.last_frame().full_upload);
+  store = EntityStore{};
+  store.create(3);
+  store.set_translation(3, float3(5, 0, 0));
+  CpuReference cpu_again;
+  ASSERT_LE(frame_and_compare(gpu, cpu_again, store, "the moved-from store refilled"), 1.0);
+  EXPECT_TRUE(gpu.last_frame().full_upload);
+  EXPECT_EQ(gpu.last_frame().entities, 1u);
+}
+
 // The frozen table is by slot: a store packed after another must not read the other's frozen
 // Statics at its own Statics' slots. A baked Static this Propagator never computed for this
 // store is computed once more from the store (as CpuReference does for a backend that never

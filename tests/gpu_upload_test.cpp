@@ -294,10 +294,8 @@ TEST_F(GpuUploads, AFreshSceneIsZeroedAheadOnACpuDeviceAndItsEmptySlotsReadZeros
 
   // Another store's first frame: a binary tree of n entities, all but every keep-th of the
   // first `emptied` despawned; what it zeroed ahead.
-  // (Each a store of its own: the Propagator tells stores apart by address.)
-  EntityStore stores[2];
-  auto another_store = [&](EntityStore& other, EntityId n, EntityId emptied, EntityId keep,
-                           const char* what) {
+  auto another_store = [&](EntityId n, EntityId emptied, EntityId keep, const char* what) {
+    EntityStore other;  // (perhaps where the last one lived: a store is known by its identity)
     build_binary_tree(other, v, n);
     for (EntityId id = 0; id < emptied; ++id)
       if (id % keep != 0) other.destroy(id);
@@ -308,11 +306,11 @@ TEST_F(GpuUploads, AFreshSceneIsZeroedAheadOnACpuDeviceAndItsEmptySlotsReadZeros
     return gpu.last_frame().zeroed_ahead_bytes;
   };
   // Every slot of it live in the first, two in three of them empty here.
-  EXPECT_EQ(another_store(stores[0], 2400, 2400, 3, "another store"), 0u) << "its buffers are not fresh";
+  EXPECT_EQ(another_store(2400, 2400, 3, "another store"), 0u) << "its buffers are not fresh";
   // Past the room of the first: its per-slot pieces are made afresh (zeroed ahead on a CPU
   // device), and the old pieces' contents are copied into them on the GPU (the growth of a live
   // scene keeps what the GPU holds), so the clears must run all the same.
-  const uint64_t larger = another_store(stores[1], 6000, 3500, 4, "a larger store");
+  const uint64_t larger = another_store(6000, 3500, 4, "a larger store");
   if (cpu_device) {
     EXPECT_GT(larger, 0u);
   }
