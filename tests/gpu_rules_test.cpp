@@ -322,13 +322,8 @@ TEST_F(GpuRules, AnotherStoreIsPackedAnew) {
 // frozen at slots the new one reuses; the new one's results must be the reference's, its empty
 // slots zeros, and the frame a full upload. A store moved to another address is the same one.
 TEST_F(GpuRules, AStoreGivenANewSceneIsPackedAnewAndAMovedOneIsNot) {
-  EntityStore store;
-  for (EntityId id = 0; id < 400; ++id) {
-    store.create(id);
-    store.set_translation(id, float3(1, 0, 0));
-    if (id > 0) store.set_parent(id, id - 1);
-    if (id % 7 == 0) store.add(id, Component::Static);
-  }
+  EntityStore store = unit_step_chain(400);
+  for (EntityId id = 0; id < 400; id += 7) store.add(id, Component::Static);
   Propagator gpu = make_propagator(ctx());
   ASSERT_TRUE(gpu.run(store).ok());
   ASSERT_TRUE(gpu.run(store).ok());  // the Statics baked and frozen
