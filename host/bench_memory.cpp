@@ -53,6 +53,7 @@ Result<MemoryRecord> measure_memory(const VulkanContext& context, const PlannedS
     m.first_frame_staging_bytes = gpu->last_frame().staging_bytes;
     m.first_frame_mirror_bytes = gpu->last_frame().mirror_bytes;
     m.in_place_arrays = gpu->last_frame().in_place_arrays;
+    m.in_place_inputs = gpu->last_frame().in_place_inputs;
     if (Status st = gpu->run_staged(store); !st) return st.error();
     const uint64_t rss3 = status_bytes("VmRSS");
     const FrameStats& fs = gpu->last_frame();
@@ -102,7 +103,10 @@ void print_memory(std::FILE* out, const MemoryRecord& m, bool first) {
   line("propagator staging, 1st frame", "counted", m.first_frame_staging_bytes,
        "  (of which the per-slot mirrors " + std::to_string(m.first_frame_mirror_bytes / 1000000) +
            " MB, freed once the frame completed" +
-           (m.in_place_arrays ? "; translation, rotation, scale packed in place" : "") + ")");
+           (m.in_place_inputs   ? "; every per-slot input packed in place"
+            : m.in_place_arrays ? "; translation, rotation, scale packed in place"
+                                : "") +
+           ")");
   line("propagator staging after it", "counted", m.staging_bytes, "");
   line("propagator + first frame", "RSS", m.propagator_rss,
        "  (after it: its own depth order, bookkeeping, staging; device memory on a CPU device)");
@@ -132,6 +136,7 @@ std::string memory_json(const std::string& device, const std::vector<MemoryRecor
                              {"first_frame_staging_bytes", m.first_frame_staging_bytes},
                              {"first_frame_mirror_bytes", m.first_frame_mirror_bytes},
                              {"in_place_arrays", m.in_place_arrays},
+                             {"in_place_inputs", m.in_place_inputs},
                              {"peak_rss_bytes", m.peak_rss},
                              {"validate_max_error_in_tolerances",
                               m.validate_worst >= 0 ? nlohmann::json(m.validate_worst)

@@ -33,6 +33,7 @@ struct MemoryRecord {
   uint64_t first_frame_staging_bytes = 0;  // ... and while the first frame needed them
   uint64_t first_frame_mirror_bytes = 0;   // ... of which the per-slot mirrors
   bool in_place_arrays = false;  // FrameStats: translation, rotation, scale packed in place
+  bool in_place_inputs = false;  // FrameStats: every per-slot input packed in place
   uint64_t peak_rss = 0;         // of the process so far, before any --validate
   double validate_worst = -1;    // --validate: the largest error in tolerances (< 0: not run)
 };

@@ -158,6 +158,7 @@ Status Propagator::update(EntityStore& store) {
   m.stats.descriptors = storage_addressing(m.addressing) == Addressing::Descriptors;
   m.stats.texel_reads = reads_texels(m.addressing);
   m.stats.in_place_arrays = m.in_place;
+  m.stats.in_place_inputs = m.packs_in_place;
   m.stats.shared_wide_stores = m.shared_wide_stores();
   m.stats.word_stores = m.word_stores();
   m.stats.entities = m.order.size();

@@ -162,7 +162,7 @@ struct FrameStats {
   // frame's deltas, work list and level table, the piece tables, and while a full upload needs
   // them the per-slot inputs' mirrors), and the largest of the arrays' pieces (at most
   // max_buffer_bytes; the piece tables, 8 bytes a piece, are apart). The mirrors (64 bytes a
-  // slot, 16 with in_place_arrays) are made by an update() that uploads everything and freed once
+  // slot, 16 with in_place_arrays, none with in_place_inputs) are made by an update() that uploads everything and freed once
   // its frame has completed: by run() after its wait (which updates staging_bytes and
   // mirror_bytes here), else by the next update(), which hands them to a worker thread to free
   // (no longer counted here).
@@ -179,6 +179,9 @@ struct FrameStats {
   // writes in place (ValueWrites: by default on integrated GPUs and CPU devices): a full upload
   // packs them there too, so they have no mirror and no copy (48 of the 64 bytes a slot).
   bool in_place_arrays = false;
+  // ... and so do the flags, parent, rare and static index arrays, which the host writes only in
+  // a full upload (integrated GPUs and CPU devices, with in_place_arrays): no mirror at all.
+  bool in_place_inputs = false;
 };
 
 // How runs of narrow levels (at most 64 entities each) are evaluated. Measured on lavapipe, a

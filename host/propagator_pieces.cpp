@@ -75,6 +75,14 @@ void Propagator::Impl::init_pieced_arrays() {
   if (in_place)
     for (Pieced* m : {&arrays[kTranslation], &arrays[kRotation], &arrays[kScale], &dirty})
       m->device_kind = BufferKind::DeviceMapped;
+  // And where device memory is host memory, a full upload packs the other per-slot inputs where
+  // they live too (they are written on the host by full packs only, by the scatter after that):
+  // their mirrors and copies were 16 of the 20 bytes a slot that a lavapipe first frame copied.
+  // Not on a discrete GPU: its host-visible device memory may be a 256 MiB window.
+  packs_in_place = in_place && uma;
+  if (packs_in_place)
+    for (Array a : {Array::kFlags, Array::kParent, Array::kRareIndex, Array::kStaticIndex})
+      arrays[a].device_kind = BufferKind::DeviceMapped;
   init_array(rare, sizeof(gpu::RareRecord), "tprop.rare", true);
   init_array(value_deltas, sizeof(gpu::ValueDelta), "tprop.value_deltas", true);
   init_array(deltas, sizeof(gpu::EntityDelta), "tprop.deltas", true);
@@ -153,7 +161,7 @@ Status Propagator::Impl::grow(Pieced& m, uint32_t needed, bool keep_device, bool
 }
 
 Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
-  fresh_slot_pieces.clear();
+  fresh_pieces.clear();
   if (n <= slot_capacity && world) return ok_status();
   // All or nothing: every per-slot array's new pieces are made first and put in use only when
   // all exist, so a failed growth leaves the old set whole and the next update() tries again.
@@ -173,7 +181,7 @@ Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
   // full upload send deltas, and a full upload packs every slot anew into mirrors made for it.
   for (int a = 0; a < kArrays + 2; ++a) {
     const uint32_t first = growth[a].first, made = uint32_t(growth[a].device.size());
-    for (uint32_t p = first; p < first + made; ++p) fresh_slot_pieces.push_back({all[a], p});
+    for (uint32_t p = first; p < first + made; ++p) fresh_pieces.push_back({all[a], p});
     apply_growth(std::move(growth[a]), true, false);
   }
   slot_capacity = world.capacity;
@@ -182,23 +190,25 @@ Status Propagator::Impl::ensure_slot_capacity(uint32_t n) {
   return ok_status();
 }
 
-// On a CPU device, a full upload's fresh per-slot pieces and its mirrors are brought in on the
-// prefaulter's thread while the host packs (buffer_prefaulter.h says what that saves): those the
-// pack writes (the mirrors; translation, rotation and scale where written in place) populated,
-// the others zeroed (the dirty marks too, which the pack leaves alone). Elsewhere device memory
-// is the device's own, or its pages are the driver's to make.
+// On a CPU device, a full upload's fresh pieces (per-slot, and the order list's) and its mirrors
+// are brought in on the prefaulter's thread while the host packs (buffer_prefaulter.h says what
+// that saves): those the pack writes (the mirrors, the order's staging, the per-slot inputs
+// written in place) populated, the others zeroed (LocalToWorld, the dirty marks, which the pack
+// leaves alone, and the order's device pieces, which the record's copy fills). Elsewhere device
+// memory is the device's own, or its pages are the driver's to make.
 void Propagator::Impl::start_prefaulting() {
   zeroing_bytes = 0;
   zeroing_clears = false;
   if (s->properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
-    fresh_slot_pieces.clear();
+    fresh_pieces.clear();
     return;
   }
   std::vector<const Buffer*> written, zeroed;
   for (const Pieced& m : arrays)
     for (const Buffer& mirror : m.staging) written.push_back(&mirror);
   uint32_t world_pieces = 0, dirty_pieces = 0;
-  for (const auto& [array, piece] : fresh_slot_pieces) {
+  for (const auto& [array, piece] : fresh_pieces) {
+    if (array->mirrored) written.push_back(&array->staging[piece]);
     if (array->device_kind == BufferKind::DeviceMapped && array != &dirty) {
       written.push_back(&array->device[piece]);
       continue;
@@ -208,7 +218,7 @@ void Propagator::Impl::start_prefaulting() {
     world_pieces += array == &world;
     dirty_pieces += array == &dirty;
   }
-  fresh_slot_pieces.clear();
+  fresh_pieces.clear();
   // Every piece of world and dirty made afresh: the zeros are the clear record() would record.
   zeroing_clears = world_pieces == world.pieces() && dirty_pieces == dirty.pieces();
   prefaulter.start(std::move(written), std::move(zeroed));

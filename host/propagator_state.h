@@ -192,8 +192,9 @@ struct Propagator::Impl {
   // Brings a full upload's fresh per-slot pieces and mirrors in on a CPU device while it packs;
   // finished by the end of update() (finish_prefaulting), before anything else may touch them.
   BufferPrefaulter prefaulter;
-  // The per-slot pieces this update()'s ensure_slot_capacity() made (array and piece index).
-  std::vector<std::pair<const Pieced*, uint32_t>> fresh_slot_pieces;
+  // The pieces this update() made that its full upload fills (array and piece index): the
+  // per-slot ones of ensure_slot_capacity(), the order list's of full_pack().
+  std::vector<std::pair<const Pieced*, uint32_t>> fresh_pieces;
   uint64_t zeroing_bytes = 0;    // the bytes the prefaulter's batch zeroes
   bool zeroing_clears = false;   // ... which holds every piece of world and dirty
   // This update()'s prefaulter left world and dirty all zeros: its full upload's record() need
@@ -340,9 +341,10 @@ struct Propagator::Impl {
   }
 
   // Where a full pack writes element `slot` of per-slot array `a`: its staging mirror, or where
-  // the host writes the array in place (DeviceMapped: translation, rotation and scale on an
-  // integrated GPU or a CPU device), the device memory itself, which then needs no mirror and
-  // no copy (update() runs after the previous frame completed).
+  // the host writes the array in place (DeviceMapped: translation, rotation and scale where
+  // values are written in place, every input on an integrated GPU or a CPU device), the device
+  // memory itself, which then needs no mirror and no copy (update() runs after the previous
+  // frame completed).
   template <class T>
   T& packed_at(Array a, uint32_t slot) const {
     const Pieced& m = arrays[a];
@@ -375,6 +377,9 @@ struct Propagator::Impl {
   // Whether plain value changes are written straight into device memory (ValueWrites), decided
   // at create(): the translation, rotation, scale and dirty arrays are then DeviceMapped.
   bool in_place = false;
+  // Whether a full upload packs every per-slot input into device memory, flags, parents, rare
+  // and static indices too (with in_place, where device memory is host memory): no mirrors.
+  bool packs_in_place = false;
   // The slots written in place this frame (the chain trimming reads what a frame changed).
   std::vector<uint32_t> in_place_slots;
   // ValueWrites::Auto writes a frame's values in place when they change at least a quarter of

@@ -279,9 +279,11 @@ TEST_F(GpuUploads, AFreshSceneIsZeroedAheadOnACpuDeviceAndItsEmptySlotsReadZeros
   const FrameStats first = gpu.last_frame();
   EXPECT_TRUE(first.full_upload);
   if (cpu_device) {
-    // LocalToWorld (64 bytes a slot), flags, parent, rare and static indices and the dirty
-    // marks (4 each), for every slot and the room beyond.
-    EXPECT_GE(first.zeroed_ahead_bytes, uint64_t(a.slot_capacity()) * (64 + 5 * 4));
+    // LocalToWorld (64 bytes a slot) and the dirty marks (4), for every slot and the room
+    // beyond, and flags, parent, rare and static indices (4 each) where the full pack does not
+    // write them in place; and the order list (4 bytes an entity), which the record's copy fills.
+    const uint64_t per_slot = 64 + 4 + (first.in_place_inputs ? 0 : 4 * 4);
+    EXPECT_GE(first.zeroed_ahead_bytes, a.slot_capacity() * per_slot + a.size() * 4);
     EXPECT_LE(first.zeroed_ahead_bytes, first.device_bytes);
   } else {
     EXPECT_EQ(first.zeroed_ahead_bytes, 0u);
