@@ -162,10 +162,10 @@ struct FrameStats {
   // frame's deltas, work list and level table, the piece tables, and while a full upload needs
   // them the per-slot inputs' mirrors), and the largest of the arrays' pieces (at most
   // max_buffer_bytes; the piece tables, 8 bytes a piece, are apart). The mirrors (64 bytes a
-  // slot, 16 with in_place_arrays, none with in_place_inputs) are made by an update() that uploads everything and freed once
-  // its frame has completed: by run() after its wait (which updates staging_bytes and
-  // mirror_bytes here), else by the next update(), which hands them to a worker thread to free
-  // (no longer counted here).
+  // slot, 16 with in_place_arrays, none with in_place_inputs) are made by an update() that
+  // uploads everything and freed once its frame has completed: by run() after its wait (which
+  // updates staging_bytes and mirror_bytes here), else by the next update(), which hands them to
+  // a worker thread to free (no longer counted here).
   uint32_t device_buffers = 0;
   uint64_t device_bytes = 0;
   uint64_t staging_bytes = 0;
