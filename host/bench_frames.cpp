@@ -45,6 +45,7 @@ void read_frame_figures(const Propagator& gpu, FrameRecord& r) {
   r.moved_entities = fs.moved_entities;
   r.compacted_entities = fs.compacted_entities;
   r.upload_bytes = fs.upload_bytes;
+  r.in_place_bytes = fs.in_place_bytes;
   r.dispatches = fs.dispatches;
   r.jump_runs = fs.jump_runs;
   r.scan_runs = fs.scan_runs;

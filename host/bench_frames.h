@@ -48,6 +48,7 @@ struct FrameRecord {
   uint32_t moved_entities = 0;      // entities the edits moved in the order,
   uint32_t compacted_entities = 0;  // and those compaction moved up toward their depth
   uint64_t upload_bytes = 0;
+  uint64_t in_place_bytes = 0;  // FrameStats::in_place_bytes: written by update() into the device
   uint32_t dispatches = 0;
   uint32_t jump_runs = 0;  // deep runs pointer-jumped (FrameStats)
   uint32_t scan_runs = 0;  // deep runs of aligned levels scanned

@@ -72,6 +72,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"pipelines_created", f.pipelines_created},
           {"frame_wall_ms", f.frame_wall_ms},
           {"upload_bytes", f.upload_bytes},
+          {"in_place_bytes", f.in_place_bytes},
           {"dispatches", f.dispatches},
           {"jump_runs", f.jump_runs},
           {"scan_runs", f.scan_runs},
@@ -164,6 +165,9 @@ void print_text_frame(std::FILE* out, const FrameRecord& f) {
   // (Every frame's in --json; a scene's frames change it only where a frame's data outgrows
   // one binding or a view.)
   if (f.kind == FrameKind::Full) std::fprintf(out, "    addressing: %s\n", f.addressing);
+  // The upload column counts copies; where update() wrote into device memory itself, say so.
+  if (f.in_place_bytes)
+    std::fprintf(out, "    written in place by update(): %.3f MiB\n", mib(f.in_place_bytes));
   std::fflush(out);
 }
 

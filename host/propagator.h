@@ -138,6 +138,11 @@ struct FrameStats {
   bool plan_reused = false;           // the passes' plan of the last whole-order frame served
                                       // again (the order did not change since)
   uint64_t upload_bytes = 0;          // bytes the recorded copies move
+  // Bytes update() wrote straight into device memory, which reach the GPU without a copy: a
+  // full upload's inputs packed in place (in_place_arrays, in_place_inputs) and values written
+  // in place with their dirty marks (values_in_place). Beside upload_bytes, what crossed to the
+  // device.
+  uint64_t in_place_bytes = 0;
   uint32_t copy_regions = 0;
   uint32_t dispatches = 0;            // scatter + evaluation dispatches recorded
   uint32_t grid_rows = 0;             // most workgroup rows (y) of one dispatch: > 1 is a 2D grid

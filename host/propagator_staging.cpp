@@ -299,6 +299,8 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
   full_upload = true;
   for (uint32_t slot = 0; slot < slots; ++slot)
     if (Status st = pack(store, slot); !st) return st;
+  for (int a = 0; a < kArrays; ++a)
+    if (!mirrors(Array(a))) stats.in_place_bytes += uint64_t(slots) * kStride[a];
   value_count = 0;
   delta_count = 0;
   in_place_slots.clear();
@@ -407,6 +409,9 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
     }
   }
   stats.values_in_place = static_cast<uint32_t>(in_place_slots.size());
+  // Translation, rotation, scale and the dirty mark (write_values_in_place).
+  stats.in_place_bytes += uint64_t(stats.values_in_place) *
+                          (kStride[kTranslation] + kStride[kRotation] + kStride[kScale] + 4);
   stats.values_only_entities = value_count + stats.values_in_place;
   if (!to_pack.empty())
     if (Status st = grow(deltas, uint32_t(to_pack.size()), false, false, Slack::PerFrame); !st)

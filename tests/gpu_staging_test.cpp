@@ -329,10 +329,16 @@ TEST_F(GpuStaging, EveryInputIsPackedInPlaceWhereDeviceMemoryIsHostMemory) {
   ASSERT_TRUE(a.full_upload && b.full_upload);
   EXPECT_FALSE(b.in_place_inputs);
   EXPECT_EQ(a.in_place_inputs, a.in_place_arrays && uma);
+  // What the staged frame copies, the other writes in place (FrameStats::in_place_bytes).
+  EXPECT_EQ(b.in_place_bytes, 0u);
   if (a.in_place_inputs) {
     EXPECT_EQ(a.upload_bytes + kMirrorBytesPerSlot * store.slot_capacity(), b.upload_bytes);
+    EXPECT_EQ(a.in_place_bytes, kMirrorBytesPerSlot * store.slot_capacity());
   } else if (a.in_place_arrays) {
     EXPECT_EQ(a.upload_bytes + kInPlaceBytesPerSlot * store.slot_capacity(), b.upload_bytes);
+    EXPECT_EQ(a.in_place_bytes, kInPlaceBytesPerSlot * store.slot_capacity());
+  } else {
+    EXPECT_EQ(a.in_place_bytes, 0u);
   }
   // Frames of deltas after it, a spawn burst past the arrays' room among them, then a full
   // upload into the grown arrays (the store given a new scene): each matches the reference.

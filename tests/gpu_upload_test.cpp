@@ -346,6 +346,8 @@ TEST_F(GpuUploads, ValuesWrittenInPlaceAreNeitherSentNorScattered) {
     const FrameStats values = gpu.last_frame();
     EXPECT_EQ(values.values_only_entities, 300u);
     EXPECT_EQ(values.values_in_place, 300u);
+    // Translation, rotation and scale (16 bytes each) and the dirty mark, written by update().
+    EXPECT_EQ(values.in_place_bytes, 300u * (3 * 16 + 4));
     if (!work_list_max) {  // the plan and its table serve again: nothing at all to send
       EXPECT_TRUE(values.plan_reused);
       EXPECT_EQ(values.upload_bytes, 0u);
@@ -360,6 +362,7 @@ TEST_F(GpuUploads, ValuesWrittenInPlaceAreNeitherSentNorScattered) {
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "grown"), 1.0);
     EXPECT_EQ(gpu.last_frame().values_only_entities, 100u);
     EXPECT_EQ(gpu.last_frame().values_in_place, 0u) << "staged behind the piece copy";
+    EXPECT_EQ(gpu.last_frame().in_place_bytes, 0u);
     for (EntityId id = 2; id < 3000; id += 10) store.set_translation(id, v.vec(2));
     EXPECT_LE(frame_and_compare(gpu, cpu, store, "values after growth"), 1.0);
     EXPECT_EQ(gpu.last_frame().values_in_place, 300u);
@@ -374,6 +377,7 @@ TEST_F(GpuUploads, ValuesWrittenInPlaceAreNeitherSentNorScattered) {
   for (EntityId id = 0; id < 3000; id += 10) store.set_translation(id, v.vec(2));
   EXPECT_LE(frame_and_compare(staged, cpu, store, "values"), 1.0);
   EXPECT_EQ(staged.last_frame().values_in_place, 0u);
+  EXPECT_EQ(staged.last_frame().in_place_bytes, 0u);
   EXPECT_GE(staged.last_frame().upload_bytes, 300u * sizeof(gpu::ValueDelta));
 }
 
