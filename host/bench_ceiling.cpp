@@ -1,6 +1,7 @@
 #include "bench_ceiling.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -119,7 +120,8 @@ Status submit_and_wait(const VulkanContext& context, const CopyRig& rig, VkComma
 
 }  // namespace
 
-Result<CopyCeiling> measure_copy_ceiling(const VulkanContext& context, uint32_t warm_ms) {
+Result<CopyCeiling> measure_copy_ceiling(const VulkanContext& context, uint32_t warm_ms,
+                                         uint64_t asked_bytes) {
   constexpr uint32_t kTimed = 4;
   constexpr uint32_t kStamps = 2 * (kTimed + 1);  // each way: before each copy and after the last
   VkPhysicalDeviceProperties props{};
@@ -132,8 +134,11 @@ Result<CopyCeiling> measure_copy_ceiling(const VulkanContext& context, uint32_t 
   if (valid_bits == 0) return Error{"the queue has no timestamps"};
   const uint64_t mask = valid_bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << valid_bits) - 1;
 
-  const VkDeviceSize bytes = VkDeviceSize(props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 32 : 256)
-                             << 20;
+  const VkDeviceSize bytes =
+      asked_bytes != 0
+          ? asked_bytes
+          : VkDeviceSize(props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 32 : 256) << 20;
+  assert(bytes % 65536 == 0 && "the samples and the halves' border fall on whole pages");
   Result<Buffer> from = Buffer::create(context, bytes, BufferKind::DeviceStorage, "bench.copy.from");
   if (!from) return from.error();
   Result<Buffer> to = Buffer::create(context, bytes, BufferKind::DeviceStorage, "bench.copy.to");

@@ -20,12 +20,14 @@ struct CopyCeiling {
   double shader_gb_per_s = 0;
 };
 
-// Copies a device-local buffer (256 MiB, 32 MiB on a CPU device) into another a few times with
+// Copies a device-local buffer of `bytes` (0: 256 MiB, 32 MiB on a CPU device, well beyond the
+// caches; a multiple of 64 KiB) into another a few times with
 // vkCmdCopyBuffer and a few times with a compute shader (shaders/bench_copy.comp: a driver may
 // give the command to a copy engine slower than the shader cores), after one untimed copy each,
 // with timestamps around each; the best copy counts. With `warm_ms` the GPU first copies for that
 // long (host time), so the timed copies run at the clocks the frames of --warm-gpu see. An error
 // when the queue has no timestamps or Vulkan fails.
-Result<CopyCeiling> measure_copy_ceiling(const VulkanContext& context, uint32_t warm_ms);
+Result<CopyCeiling> measure_copy_ceiling(const VulkanContext& context, uint32_t warm_ms,
+                                         uint64_t bytes = 0);
 
 }  // namespace tprop::bench

@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   // The device's own copy rate, in this run: what the frames' GB/s are a share of.
-  const Result<CopyCeiling> ceiling = measure_copy_ceiling(*context, options.warm_gpu_ms);
+  const Result<CopyCeiling> ceiling =
+      measure_copy_ceiling(*context, options.warm_gpu_ms, options.ceiling_bytes);
   if (!options.json) print_text_header(stdout, device, options.propagator.output_layout, ceiling);
 
   std::vector<SceneRecord> records;

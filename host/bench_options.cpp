@@ -20,8 +20,8 @@ const char* const kUsage =
     "                   [--climb-level-work N] [--wide-stores W] [--world-writes W]\n"
     "                   [--addressing A] [--value-writes V]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
-    "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--repeat N] [--memory]\n"
-    "                   [SPEC...]\n"
+    "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--ceiling-bytes B]\n"
+    "                   [--repeat N] [--memory] [SPEC...]\n"
     "       tprop_bench --help\n"
     "\n"
     "The scoreboard of tprop's GPU path. For every scene it runs a full first frame, a frame\n"
@@ -87,6 +87,9 @@ const char* const kUsage =
     "                  (not in the frame's times), so that it runs at a busy GPU's clocks, not\n"
     "                  an idle one's (default 0; 200 or more on a GPU that idled); the copy\n"
     "                  ceiling is measured after as long a warm-up\n"
+    "  --ceiling-bytes B  the size of the buffer the copy ceiling copies, whole MiB from 1M\n"
+    "                  to 4G, K, M or G (default 256M, 32M on a CPU device: beyond the\n"
+    "                  caches; a smaller copy measures them, and runs sooner)\n"
     "  --repeat N      every frame but the full one N times in a row, each with a fresh edit\n"
     "                  of its kind (default 1; 1 to 100); then per frame kind the median, least\n"
     "                  and most update time, and the median GPU time and gpu/loop ratio\n"
@@ -286,6 +289,15 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       o.propagator.subgroup_chains = false;
     } else if (a == "--memory") {
       o.memory = true;
+    } else if (a == "--ceiling-bytes") {
+      auto v = value();
+      if (!v) return v.error();
+      Result<uint64_t> bytes = parse_byte_count(*v, "--ceiling-bytes",
+                                                "a whole number of MiB from 1M to 4G",
+                                                uint64_t(1) << 20, uint64_t(4) << 30,
+                                                uint64_t(1) << 20);
+      if (!bytes) return bytes.error();
+      o.ceiling_bytes = *bytes;
     } else if (a == "--max-buffer-bytes") {
       auto v = value();
       if (!v) return v.error();

@@ -28,6 +28,9 @@ struct BenchOptions {
   // its times), so that the frame runs at the clocks of a busy GPU (an idle one lowers them: on
   // an H200 frames that followed the bench's CPU work ran up to 4 times slower at 1M entities).
   uint32_t warm_gpu_ms = 0;
+  // --ceiling-bytes B: the size of the copy ceiling's buffers; 0, the default: 256 MiB, 32 MiB
+  // on a CPU device (bench_ceiling.h).
+  uint64_t ceiling_bytes = 0;
   // --repeat N: every frame kind but the full frame measured N times in a row, each a fresh
   // edit, with the median, least and most of each figure per kind (frame times on a shared
   // machine vary from run to run by more than the differences they are read for).
