@@ -149,7 +149,11 @@ MixedShape mixed_shape(uint32_t n) {
   return shape;
 }
 
-Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
+namespace {
+
+// generate_scene(), or with `generate` false only its judgement of the spec: an empty scene, or
+// the error generating would give.
+Result<Scene> read_spec(std::string_view spec, uint64_t seed, bool generate) {
   const std::vector<std::string_view> f = split_spec(spec);
   if (f.size() < 2 || f[0] != "gen") return spec_error(spec, kUsage);
   const std::string_view kind = f[1];
@@ -163,7 +167,8 @@ Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
     if (f.size() != 3) return spec_error(spec, "expected gen:" + std::string(kind) + ":N");
     auto n = parse_spec_number(spec, f[2], "N", 1, max);
     if (!n) return n.error();
-    if (kind == "chain") {
+    if (!generate) {
+    } else if (kind == "chain") {
       generate_chain(scene.store, rng, static_cast<uint32_t>(*n));
     } else {
       generate_flat(scene.store, rng, static_cast<uint32_t>(*n));
@@ -172,7 +177,7 @@ Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
     if (f.size() != 3) return spec_error(spec, "expected gen:mixed:N");
     auto n = parse_spec_number(spec, f[2], "N", 1, max);
     if (!n) return n.error();
-    generate_mixed(scene.store, rng, static_cast<uint32_t>(*n));
+    if (generate) generate_mixed(scene.store, rng, static_cast<uint32_t>(*n));
   } else if (kind == "forest") {
     if (f.size() != 3 && f.size() != 4) {
       return spec_error(spec, "expected gen:forest:N or gen:forest:N:BRANCHING");
@@ -185,7 +190,9 @@ Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
       if (!b) return b.error();
       branching = *b;
     }
-    generate_forest(scene.store, rng, static_cast<uint32_t>(*n), static_cast<uint32_t>(branching));
+    if (generate)
+      generate_forest(scene.store, rng, static_cast<uint32_t>(*n),
+                      static_cast<uint32_t>(branching));
   } else if (kind == "dcl") {
     if (f.size() != 4) return spec_error(spec, "expected gen:dcl:SCENES:ENTITIES");
     auto scenes = parse_spec_number(spec, f[2], "SCENES", 1, max);
@@ -206,8 +213,9 @@ Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
                                   " apart do not fit in 32-bit entity ids (at most " +
                                   std::to_string((uint64_t(1) << 32) / stride) + " scenes)");
     }
-    generate_dcl(scene.store, rng, static_cast<uint32_t>(*scenes),
-                 static_cast<uint32_t>(*entities));
+    if (generate)
+      generate_dcl(scene.store, rng, static_cast<uint32_t>(*scenes),
+                   static_cast<uint32_t>(*entities));
   } else if (kind == "dclworld") {
     return spec_error(spec, "a world of scenes replayed frame by frame, which `tprop run` plays "
                             "(README.md); it is no single scene");
@@ -215,6 +223,17 @@ Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
     return spec_error(spec, "unknown generator '" + std::string(kind) + "'; " + kUsage);
   }
   return scene;
+}
+
+}  // namespace
+
+Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
+  return read_spec(spec, seed, true);
+}
+
+Status check_generator_spec(std::string_view spec) {
+  if (Result<Scene> empty = read_spec(spec, 0, false); !empty) return empty.error();
+  return ok_status();
 }
 
 }  // namespace tprop

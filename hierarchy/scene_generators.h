@@ -59,5 +59,8 @@ bool is_generator_spec(std::string_view spec);
 // Builds the scene spec names, or an Error that says what is wrong with the spec.
 // Scene::source is the spec; generated scenes have no names and no warnings.
 Result<Scene> generate_scene(std::string_view spec, uint64_t seed);
+// The error generate_scene() would give for the spec, without generating anything: a tool that
+// runs many specs judges them all before the first one's minutes of work.
+Status check_generator_spec(std::string_view spec);
 
 }  // namespace tprop

@@ -46,9 +46,12 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return kExitOk;
   }
-  for (const std::string& spec : options.specs)
+  // Every spec judged before the device starts and the first scene runs.
+  for (const std::string& spec : options.specs) {
     if (!is_generator_spec(spec))
       return fail("'" + spec + "' is not a generator spec (gen:KIND:...; see README, generators)");
+    if (Status st = check_generator_spec(spec); !st) return fail(st.error().message);
+  }
 
   Result<VulkanContext> context = VulkanContext::create_headless({.device = options.device});
   if (!context) return fail(context.error().message);
