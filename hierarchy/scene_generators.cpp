@@ -167,12 +167,9 @@ Result<Scene> read_spec(std::string_view spec, uint64_t seed, bool generate) {
     if (f.size() != 3) return spec_error(spec, "expected gen:" + std::string(kind) + ":N");
     auto n = parse_spec_number(spec, f[2], "N", 1, max);
     if (!n) return n.error();
-    if (!generate) {
-    } else if (kind == "chain") {
-      generate_chain(scene.store, rng, static_cast<uint32_t>(*n));
-    } else {
-      generate_flat(scene.store, rng, static_cast<uint32_t>(*n));
-    }
+    if (generate)
+      (kind == "chain" ? generate_chain : generate_flat)(scene.store, rng,
+                                                         static_cast<uint32_t>(*n));
   } else if (kind == "mixed") {
     if (f.size() != 3) return spec_error(spec, "expected gen:mixed:N");
     auto n = parse_spec_number(spec, f[2], "N", 1, max);
