@@ -168,13 +168,23 @@ const char* frame_kind_name(FrameKind kind) {
   return "?";
 }
 
-std::vector<FrameKind> frames_for(bool structural) {
+std::optional<FrameKind> frame_kind_named(const std::string& name) {
+  for (FrameKind kind : frames_for(true))
+    if (name == frame_kind_name(kind)) return kind;
+  return std::nullopt;
+}
+
+std::vector<FrameKind> frames_for(bool structural, const std::vector<FrameKind>& only) {
   std::vector<FrameKind> frames = {FrameKind::Full, FrameKind::Steady, FrameKind::Values,
                                    FrameKind::ValuesAll};
   if (structural)
     frames.insert(frames.end(),
                   {FrameKind::SpawnDespawn, FrameKind::Reparent, FrameKind::Churn,
                    FrameKind::SubtreeMove});
+  if (!only.empty())
+    std::erase_if(frames, [&](FrameKind kind) {
+      return kind != FrameKind::Full && std::find(only.begin(), only.end(), kind) == only.end();
+    });
   return frames;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,13 @@ enum class FrameKind {
 // "subtree_move".
 const char* frame_kind_name(FrameKind kind);
 
+// The frame kind named `name` (frame_kind_name's words), if any.
+std::optional<FrameKind> frame_kind_named(const std::string& name);
+
 // Every scene runs full, steady and the two values frames; structural scenes then the four
-// structural frames.
-std::vector<FrameKind> frames_for(bool structural);
+// structural frames. A non-empty `only` keeps the full frame (every other frame edits the scene
+// it packed) and, of the rest, the kinds it names, in the order above.
+std::vector<FrameKind> frames_for(bool structural, const std::vector<FrameKind>& only = {});
 
 struct EditSummary {
   uint64_t entities = 0;  // entities the edit touched (created + destroyed for spawn_despawn)

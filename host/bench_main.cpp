@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     Result<SceneRunner> runner = SceneRunner::create(*context, options.propagator, options.warm_gpu_ms);
     if (!runner) return fail(runner.error().message);
     EntityId next_id = next_free_id(store);
-    for (FrameKind kind : frames_for(record.plan.structural)) {
+    for (FrameKind kind : frames_for(record.plan.structural, options.frames)) {
       // The values frames are ones a scene repeats every frame: measured the second time in a
       // row, after the first has grown the deltas to the frame's changes (everything moving at
       // 1M: 96 MB of new buffers, most of the first one's host time on lavapipe; 1% at 10M:

@@ -21,7 +21,7 @@ const char* const kUsage =
     "                   [--addressing A] [--value-writes V]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
     "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--ceiling-bytes B]\n"
-    "                   [--repeat N] [--memory] [SPEC...]\n"
+    "                   [--repeat N] [--frames LIST] [--memory] [SPEC...]\n"
     "       tprop_bench --help\n"
     "\n"
     "The scoreboard of tprop's GPU path. For every scene it runs a full first frame, a frame\n"
@@ -93,6 +93,10 @@ const char* const kUsage =
     "  --repeat N      every frame but the full one N times in a row, each with a fresh edit\n"
     "                  of its kind (default 1; 1 to 100); then per frame kind the median, least\n"
     "                  and most update time, and the median GPU time and gpu/loop ratio\n"
+    "  --frames LIST   only these frames after the full one, comma-separated, from steady,\n"
+    "                  values_1pct, values_all, spawn_despawn, reparent, churn, subtree_move\n"
+    "                  (default all; the structural ones on structural scenes only), to time\n"
+    "                  or profile one kind of frame\n"
     "  --memory        instead of frames, what one entity costs: the resident memory (RSS)\n"
     "                  that the store, a depth order and a Propagator with its first frame\n"
     "                  add, and the Propagator's device and staging buffers, counted\n"
@@ -236,6 +240,17 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       const Status st = read_number(value(), 1, 100,
                                     "--repeat must be a number of runs from 1 to 100", o.repeat);
       if (!st) return st.error();
+    } else if (a == "--frames") {
+      auto v = value();
+      if (!v) return v.error();
+      for (const std::string& item : split_list(*v)) {
+        const std::optional<FrameKind> kind = frame_kind_named(item);
+        if (!kind || *kind == FrameKind::Full)
+          return Error{"--frames: '" + item +
+                       "' is not steady, values_1pct, values_all, spawn_despawn, reparent, "
+                       "churn or subtree_move (the full frame always runs)"};
+        o.frames.push_back(*kind);
+      }
     } else if (a == "--level-passes") {
       const Status st = choose(a, value(), o.propagator.level_passes,
                                {{"auto", LevelPasses::Auto},
@@ -330,6 +345,8 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
   }
   if (o.memory && o.repeat > 1)
     return Error{"--repeat runs frames again, and --memory runs none: give one or the other"};
+  if (o.memory && !o.frames.empty())
+    return Error{"--frames chooses frames, and --memory runs none: give one or the other"};
   if (!o.specs.empty() && (!o.sizes.empty() || !o.scenes.empty()))
     return Error{"SPECs replace --sizes and --scenes; give one or the other"};
   if (o.sizes.empty()) o.sizes = {100'000, 1'000'000};

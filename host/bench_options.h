@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_edits.h"
 #include "propagator.h"
 #include "result.h"
 
@@ -35,6 +36,9 @@ struct BenchOptions {
   // edit, with the median, least and most of each figure per kind (frame times on a shared
   // machine vary from run to run by more than the differences they are read for).
   uint32_t repeat = 1;
+  // --frames LIST: only these frame kinds after the full frame (empty: all of the scene's), so a
+  // profile or a timing loop sees one kind of frame.
+  std::vector<FrameKind> frames;
   bool validate = false;
   bool memory = false;                // --memory: what an entity costs, instead of frames
   bool json = false;

@@ -84,6 +84,10 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--repeat 101", "not '101'"},
       {"--repeat", "--repeat needs a value"},
       {"--memory --repeat 2", "--repeat runs frames again, and --memory runs none"},
+      {"--frames churn,jump", "--frames: 'jump' is not steady, values_1pct, values_all"},
+      {"--frames full", "--frames: 'full' is not steady"},
+      {"--frames", "--frames needs a value"},
+      {"--memory --frames steady", "--frames chooses frames, and --memory runs none"},
   };
   for (const auto& [args, message] : cases) {
     const Outcome o = run_bench(args);
@@ -423,6 +427,22 @@ TEST(Bench, RepeatedFramesAreEachListedAndSummarizedPerKind) {
   const Outcome once = run_bench("--scenes forest4 --sizes 1k");
   EXPECT_EQ(once.exit_code, 0) << once.err;
   EXPECT_EQ(once.out.find("over runs"), std::string::npos) << once.out;
+}
+
+// --frames: the full frame, then only the kinds named, in the bench's own order whatever the
+// list's; a flat scene has no structural frames to keep.
+TEST(Bench, FramesChosenByNameRunAloneAfterTheFullFrame) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const nlohmann::json doc =
+      bench_json("gen:forest:500:3 gen:flat:300 --frames churn,steady --repeat 2 --validate");
+  ASSERT_EQ(doc.at("scenes").size(), 2u);
+  const std::vector<std::string> forest = {"full", "steady", "steady", "churn", "churn"};
+  EXPECT_EQ(frame_names(doc.at("scenes")[0]), forest);
+  const std::vector<std::string> flat = {"full", "steady", "steady"};
+  EXPECT_EQ(frame_names(doc.at("scenes")[1]), flat);
+  for (const auto& scene : doc.at("scenes"))
+    for (const auto& f : scene.at("frames"))
+      EXPECT_TRUE(f.at("validate").at("within_tolerance").get<bool>()) << f.at("frame");
 }
 
 TEST(Bench, SpecsRunInsteadOfKindsWithStructuralFramesWhenDeep) {
