@@ -200,6 +200,10 @@ std::string json_report(const std::string& device, const BenchOptions& options,
   doc["output_layout"] = output_layout_name(options.propagator.output_layout);
   doc["warm_gpu_ms"] = options.warm_gpu_ms;
   doc["repeat"] = options.repeat;
+  // --frames: the kinds asked for beside the full frame; null when every kind runs.
+  nlohmann::json chosen = nullptr;
+  for (FrameKind kind : options.frames) chosen.push_back(frame_kind_name(kind));
+  doc["frames_chosen"] = chosen;
   doc["copy_ceiling"] =
       ceiling ? nlohmann::json{{"gb_per_s", ceiling->gb_per_s},
                                {"bytes", ceiling->bytes},

@@ -393,6 +393,7 @@ TEST(Bench, RepeatedFramesAreEachListedAndSummarizedPerKind) {
   REQUIRE_DEVICE_OR_SKIP();
   const nlohmann::json doc = bench_json("--scenes forest4 --sizes 1k --repeat 3 --validate");
   EXPECT_EQ(doc.at("repeat"), 3);
+  EXPECT_TRUE(doc.at("frames_chosen").is_null());
   const nlohmann::json& scene = doc.at("scenes")[0];
   std::map<std::string, std::vector<double>> times;
   std::vector<std::string> order;
@@ -436,6 +437,7 @@ TEST(Bench, FramesChosenByNameRunAloneAfterTheFullFrame) {
   const nlohmann::json doc =
       bench_json("gen:forest:500:3 gen:flat:300 --frames churn,steady --repeat 2 --validate");
   ASSERT_EQ(doc.at("scenes").size(), 2u);
+  EXPECT_EQ(doc.at("frames_chosen"), nlohmann::json({"churn", "steady"}));
   const std::vector<std::string> forest = {"full", "steady", "steady", "churn", "churn"};
   EXPECT_EQ(frame_names(doc.at("scenes")[0]), forest);
   const std::vector<std::string> flat = {"full", "steady", "steady"};
