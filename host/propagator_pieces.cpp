@@ -149,14 +149,27 @@ void Propagator::Impl::apply_growth(Growth&& g, bool keep_device, bool keep_stag
   ++buffers_generation;
 }
 
-Status Propagator::Impl::grow(Pieced& m, uint32_t needed, bool keep_device, bool keep_staging,
-                              Slack slack) {
+uint32_t Propagator::Impl::wanted_with_slack(uint32_t needed, Slack slack) {
   const uint64_t wanted = slack == Slack::PerFrame
                               ? std::max<uint64_t>(2 * uint64_t(needed), 4096)
                               : std::max<uint64_t>(uint64_t(needed) + needed / 8, 64);
-  auto g = prepare_growth(m, needed, static_cast<uint32_t>(std::min<uint64_t>(wanted, UINT32_MAX)));
+  return static_cast<uint32_t>(std::min<uint64_t>(wanted, UINT32_MAX));
+}
+
+Status Propagator::Impl::grow(Pieced& m, uint32_t needed, bool keep_device, bool keep_staging,
+                              Slack slack) {
+  auto g = prepare_growth(m, needed, wanted_with_slack(needed, slack));
   if (!g) return g.error();
   apply_growth(std::move(*g), keep_device, keep_staging);
+  return ok_status();
+}
+
+Status Propagator::Impl::grow_fresh(Pieced& m, uint32_t needed) {
+  auto g = prepare_growth(m, needed, wanted_with_slack(needed, Slack::Eighth));
+  if (!g) return g.error();
+  for (uint32_t p = g->first; p < g->first + uint32_t(g->device.size()); ++p)
+    fresh_pieces.push_back({&m, p});
+  apply_growth(std::move(*g), false, false);
   return ok_status();
 }
 

@@ -263,13 +263,8 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
   // The order is known before the pack: its room made now, so that the pieces made for it join
   // the prefaulter's batch (on lavapipe, the record's copy into a 1M scene's fresh 4 MB of order
   // faulted it in page by page: most of what was left of a first frame's upload stage).
-  const uint32_t order_capacity = order_list.capacity;
-  if (Status st = grow(order_list, std::max(uint32_t(order.entries().size()), 1u), false, false);
-      !st)
+  if (Status st = grow_fresh(order_list, std::max(uint32_t(order.entries().size()), 1u)); !st)
     return st;
-  if (order_list.capacity != order_capacity)
-    for (uint32_t p = order_capacity >> order_list.shift; p < order_list.pieces(); ++p)
-      fresh_pieces.push_back({&order_list, p});
   // No per-slot piece or mirror is made or replaced from here to the end of update(), which
   // finishes this; the pack below writes the mirrors and the arrays written in place meanwhile.
   start_prefaulting();

@@ -437,8 +437,12 @@ struct Propagator::Impl {
   // needed and at least 4,096: on an NVIDIA H200 each growth (a device and a host-visible
   // allocation) put a millisecond or more into the structural frames that grew them by a few.
   enum class Slack : uint8_t { Eighth, PerFrame };
+  static uint32_t wanted_with_slack(uint32_t needed, Slack slack);
   Status grow(Pieced& m, uint32_t needed, bool keep_device, bool keep_staging,
               Slack slack = Slack::Eighth);
+  // grow() for a full upload (an eighth of slack, nothing kept), its new pieces listed in
+  // fresh_pieces for the prefaulter.
+  Status grow_fresh(Pieced& m, uint32_t needed);
   // Room for n slots in every per-slot array, all or nothing; what the GPU holds stays (a
   // replaced last piece is copied over by the next record(), new slots read as zeros).
   Status ensure_slot_capacity(uint32_t n);
