@@ -56,6 +56,7 @@ void read_frame_figures(const Propagator& gpu, FrameRecord& r) {
   r.addressing = fs.descriptors ? (fs.texel_reads ? "texels" : "descriptors")
                                 : (fs.texel_reads ? "address-texels" : "addresses");
   r.pipelines_created = fs.pipelines_created;
+  r.update_stages = fs.host;
   const Result<StageTimes> times = gpu.stage_times();
   if (!times) {
     r.gpu_times_error = times.error().message;

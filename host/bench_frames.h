@@ -66,6 +66,7 @@ struct FrameRecord {
   // Host wall times.
   double host_update_ms = 0;  // Propagator::update
   double frame_wall_ms = 0;   // update + record + submit + wait
+  FrameStats::HostTimes update_stages;  // where update's time went (FrameStats::host)
   // Page faults the update took on its thread (a fault costs far more on some virtual machines
   // than on others: a reason the same frame's host time differs between hosts).
   uint64_t update_page_faults = 0;

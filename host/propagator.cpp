@@ -5,6 +5,7 @@
 #include "propagator_state.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cassert>
 
 namespace tprop {
@@ -52,10 +53,24 @@ Result<Propagator> Propagator::create(const VulkanContext& context,
   return Propagator(std::move(impl));
 }
 
+namespace {
+using Clock = std::chrono::steady_clock;
+// Milliseconds from `since` to now, and `since` moved to now: consecutive stages, one read each.
+double lap_ms(Clock::time_point& since) {
+  const Clock::time_point now = Clock::now();
+  const double ms = std::chrono::duration<double, std::milli>(now - since).count();
+  since = now;
+  return ms;
+}
+}  // namespace
+
 Status Propagator::update(EntityStore& store) {
   Impl& m = *impl_;
+  Clock::time_point lap = Clock::now();
   StoreChanges changes = store.take_changes();
   m.stats = FrameStats{};
+  FrameStats::HostTimes& host = m.stats.host;
+  host.take_changes_ms = lap_ms(lap);
   // Whatever path update() leaves by, the prefaulting a full upload starts is done by then.
   struct FinishPrefaulting {
     Impl& m;
@@ -90,19 +105,27 @@ Status Propagator::update(EntityStore& store) {
   m.stats.hierarchy_changed = changes.hierarchy;
   m.stats.structural_changes = static_cast<uint32_t>(changes.structural.size());
   Status st = ok_status();
+  // plan_work(), at the end of either pack, adds its own time to host.plan_ms.
   if (!m.packed) {
     m.order.rebuild(store);
+    host.order_ms = lap_ms(lap);
     st = m.full_pack(store);
   } else {
     m.order.take_moved();
-    m.order.apply(store, changes.structural);
-    // Only beside structural edits: a frame of values alone (most of a game's) or of nothing
-    // pays nothing for the slack earlier frames left.
-    if (!changes.structural.empty()) m.order.compact(m.options.compact_per_frame);
+    // Only beside structural edits (every slot a creation adds is listed): a frame of values
+    // alone (most of a game's) or of nothing leaves the order as it is, and pays nothing for the
+    // slack earlier frames left.
+    if (!changes.structural.empty()) {
+      m.order.apply(store, changes.structural);
+      host.order_ms = lap_ms(lap);
+      m.order.compact(m.options.compact_per_frame);
+      host.compact_ms = lap_ms(lap);
+    }
     m.stats.compacted_entities = m.order.compacted();
     m.stats.slack_entities = static_cast<uint32_t>(m.order.slack_queued());
     st = m.incremental_pack(store, changes);
   }
+  host.pack_ms = lap_ms(lap) - host.plan_ms;
   // A scene the Affine3x4 output cannot hold: refused after packing (which counted what every
   // entity carries) and before anything is recorded.
   bool refused = false;
@@ -123,6 +146,7 @@ Status Propagator::update(EntityStore& store) {
         st = m.build_piece_tables();
     }
   }
+  host.plan_ms += lap_ms(lap);
   if (!st) {
     m.packed = false;  // pack everything again next time
     m.order.clear();

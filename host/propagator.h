@@ -187,6 +187,20 @@ struct FrameStats {
   // ... and so do the flags, parent, rare and static index arrays, which the host writes only in
   // a full upload (integrated GPUs and CPU devices, with in_place_arrays): no mirror at all.
   bool in_place_inputs = false;
+  // Where update()'s host time went, in milliseconds (a clock read around each stage; their sum
+  // is update()'s time less a few microseconds of bookkeeping). A stage the frame did not run
+  // reads 0: the order and compaction in a frame of values alone, compaction in a full upload.
+  struct HostTimes {
+    double take_changes_ms = 0;  // EntityStore::take_changes()
+    double order_ms = 0;         // the depth order: rebuilt for a full upload, else brought up
+                                 // to date by the frame's structural edits (LevelOrder::apply)
+    double compact_ms = 0;       // LevelOrder::compact(), after structural edits
+    double pack_ms = 0;          // entities packed and staged (every one in a full upload) and
+                                 // the order's changes staged
+    double plan_ms = 0;          // the passes planned: work list, level table, pipeline variants
+                                 // (compiled where the context lacks them), piece tables
+  };
+  HostTimes host;
 };
 
 // How runs of narrow levels (at most 64 entities each) are evaluated. Measured on lavapipe, a

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 
 namespace tprop {
 
@@ -39,6 +40,15 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, size_t se
                                    bool everything) {
   assert((seed_count > options.work_list_max || seeds.size() == seed_count) &&
          "the seeds are listed while a work list may follow them");
+  // The plan's time, not the pack's that calls this (FrameStats::HostTimes), whichever way out.
+  struct PlanClock {
+    double& into;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    ~PlanClock() {
+      into += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count();
+    }
+  } plan_clock{stats.host.plan_ms};
   const uint32_t n = order.size();
   std::vector<uint32_t> work;
   // The first frame, and any frame after growth, computes everything; a frame that changed

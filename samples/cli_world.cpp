@@ -197,7 +197,12 @@ std::string world_json(const WorldReport& r) {
                 {"upload_bytes", f.stats->upload_bytes},
                 {"evaluated", f.stats->evaluated_entities},
                 {"full_pass", f.stats->full_pass},
-                {"pipelines_created", f.stats->pipelines_created}};
+                {"pipelines_created", f.stats->pipelines_created},
+                {"update_stages_ms", {{"take_changes", f.stats->host.take_changes_ms},
+                                      {"order", f.stats->host.order_ms},
+                                      {"compact", f.stats->host.compact_ms},
+                                      {"pack", f.stats->host.pack_ms},
+                                      {"plan", f.stats->host.plan_ms}}}};
     frames.push_back({{"scenes", f.scenes},       {"loaded", f.loaded},
                       {"unloaded", f.unloaded},   {"entities", f.entities},
                       {"bytes", f.bytes},         {"ingest_ms", f.ingest_ms},

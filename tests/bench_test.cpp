@@ -165,6 +165,20 @@ TEST(Bench, SmallValidatedRunCoversEverySceneAndFrameKind) {
       EXPECT_GE(f.at("loop_ms").get<double>(), 0.0);
       EXPECT_GE(f.at("update_page_faults").get<int64_t>(), 0);
       EXPECT_GE(f.at("pipelines_created").get<int64_t>(), 0);
+      // update()'s stages (FrameStats::host): within its time; the order and compaction only
+      // where the hierarchy changed or the scene was packed whole.
+      const nlohmann::json& stages = f.at("host_update_stages_ms");
+      double sum = 0;
+      for (const char* stage : {"take_changes", "order", "compact", "pack", "plan"}) {
+        EXPECT_GE(stages.at(stage).get<double>(), 0.0) << stage;
+        sum += stages.at(stage).get<double>();
+      }
+      EXPECT_LE(sum, f.at("host_update_ms").get<double>());
+      if (f.at("frame") == "steady" || f.at("frame") == "values_1pct" ||
+          f.at("frame") == "values_all") {
+        EXPECT_EQ(stages.at("order").get<double>(), 0.0);
+        EXPECT_EQ(stages.at("compact").get<double>(), 0.0);
+      }
       ASSERT_TRUE(f.at("gpu_time_ms").is_object());  // lavapipe and real GPUs have timestamps
       EXPECT_TRUE(f.at("gpu_time_ms").contains("total"));
     }
@@ -382,6 +396,7 @@ TEST(Bench, TextReportNamesEveryFrameOfTheScene) {
   EXPECT_CONTAINS(o.out, "gen:forest:1000:4 (forest4): 1000 entities");
   for (const std::string& frame : kStructuralFrames) EXPECT_CONTAINS(o.out, "  " + frame + " ");
   EXPECT_CONTAINS(o.out, "gpu/loop");
+  EXPECT_CONTAINS(o.out, "    update ms: take_changes ");
   EXPECT_CONTAINS(o.out, "byte model");
   EXPECT_CONTAINS(o.out, "ceiling     ");
   EXPECT_CONTAINS(o.out, "GB/s: a device-local copy of 32 MiB");

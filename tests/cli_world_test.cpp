@@ -282,6 +282,17 @@ TEST_F(CliWorld, ValidateComparesTheGpuWithTheReferenceOnEveryFrame) {
     EXPECT_LE(s["values_only"].get<uint64_t>(), s["entities"].get<uint64_t>()) << f;
     EXPECT_GT(s["upload_bytes"].get<uint64_t>(), 0u) << f;
     EXPECT_EQ(s["pipelines_created"], 0) << f << ": compiled with the first frame";
+    // Where update()'s time went, within it; the order only where the hierarchy changed.
+    const json& stages = s["update_stages_ms"];
+    double sum = 0;
+    for (const char* stage : {"take_changes", "order", "compact", "pack", "plan"})
+      sum += stages[stage].get<double>();
+    if (s["structural_changes"].get<uint64_t>() > 0) {
+      EXPECT_GT(stages["order"].get<double>(), 0.0) << f;
+    } else {
+      EXPECT_EQ(stages["order"].get<double>(), 0.0) << f;
+    }
+    EXPECT_LE(sum, j["frames"][f]["update_ms"].get<double>()) << f;
     values_only += s["values_only"].get<uint64_t>();
     staged += s["entities"].get<uint64_t>();
   }

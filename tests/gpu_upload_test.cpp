@@ -5,6 +5,9 @@
 // second time; and descriptors wherever the data a frame uses fits one binding, however large
 // its buffers grew. Every frame is checked against the CPU reference.
 #include "gpu_test_support.h"
+
+#include <chrono>
+
 #include "vk_buffer.h"
 
 #include "../shaders/scene_layout.h"
@@ -112,6 +115,64 @@ TEST_F(GpuUploads, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
 
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "unchanged"), 1.0);
   EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
+}
+
+// FrameStats::host: each stage update() ran is timed, within update()'s own time as the caller
+// measures it, and a stage the frame did not run reads zero (the order and compaction in a
+// frame of values alone, compaction in a full upload).
+TEST_F(GpuUploads, UpdateTimesTheStagesItRanAndNoOthers) {
+  EntityStore store;
+  for (EntityId id = 0; id < 4000; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(float(id % 7), 0, 0));
+    if (id > 0) store.set_parent(id, id / 3);
+  }
+  Propagator gpu = make_propagator(ctx());
+  CpuReference cpu;
+  auto timed_frame = [&](const char* what) {
+    double ms = 0;
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, what,
+                                [&]() -> Status {
+                                  const auto t0 = std::chrono::steady_clock::now();
+                                  const Status st = gpu.update(store);
+                                  ms = std::chrono::duration<double, std::milli>(
+                                           std::chrono::steady_clock::now() - t0)
+                                           .count();
+                                  return st ? gpu.run_staged(store) : st;
+                                }),
+              1.0);
+    const FrameStats::HostTimes& h = gpu.last_frame().host;
+    for (double stage : {h.take_changes_ms, h.order_ms, h.compact_ms, h.pack_ms, h.plan_ms})
+      EXPECT_GE(stage, 0.0) << what;
+    EXPECT_LE(h.take_changes_ms + h.order_ms + h.compact_ms + h.pack_ms + h.plan_ms, ms) << what;
+    return h;
+  };
+
+  const FrameStats::HostTimes full = timed_frame("first");
+  EXPECT_TRUE(gpu.last_frame().full_upload);
+  EXPECT_GT(full.order_ms, 0.0);  // rebuilt
+  EXPECT_GT(full.pack_ms, 0.0);
+  EXPECT_GT(full.plan_ms, 0.0);
+  EXPECT_EQ(full.compact_ms, 0.0);
+
+  for (EntityId id = 0; id < 4000; id += 40) store.set_translation(id, float3(1, 2, 3));
+  const FrameStats::HostTimes values = timed_frame("values");
+  EXPECT_FALSE(gpu.last_frame().hierarchy_changed);
+  EXPECT_EQ(values.order_ms, 0.0);
+  EXPECT_EQ(values.compact_ms, 0.0);
+  EXPECT_GT(values.pack_ms, 0.0);
+  EXPECT_GT(values.plan_ms, 0.0);
+
+  for (EntityId id = 10; id < 4000; id += 97) store.destroy(id);
+  for (EntityId id = 5000; id < 5040; ++id) {
+    store.create(id);
+    store.set_parent(id, id % 400);
+  }
+  const FrameStats::HostTimes structural = timed_frame("structural");
+  EXPECT_TRUE(gpu.last_frame().hierarchy_changed);
+  EXPECT_GT(structural.order_ms, 0.0);
+  EXPECT_GT(structural.compact_ms, 0.0);
+  EXPECT_GT(structural.pack_ms, 0.0);
 }
 
 TEST_F(GpuUploads, ScatteredValueChangesUploadOnlyTheirOwnRecords) {
