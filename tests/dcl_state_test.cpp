@@ -352,3 +352,23 @@ TEST(SmallBytes, KeepsItsBytesThroughCopiesMovesAndAssignmentsFromItself) {
   EXPECT_EQ(d, std::span<const uint8_t>(small));
   EXPECT_EQ(sizeof(SmallBytes), SmallBytes::kInline + 1);
 }
+
+// Values that fit in place are copied by fixed-size moves from both ends: every length from 0 to
+// kInline, from another buffer and from the holder's own bytes at every offset (the source
+// overlapping the destination), gives exactly the bytes asked for.
+TEST(SmallBytes, InlineValuesOfEveryLengthCopyExactlyEvenFromTheirOwnBytes) {
+  using tprop::SmallBytes;
+  std::vector<uint8_t> source(SmallBytes::kInline);
+  for (size_t i = 0; i < source.size(); ++i) source[i] = uint8_t(0xA0 + i);
+  for (size_t n = 0; n <= SmallBytes::kInline; ++n) {
+    SmallBytes a;
+    a.assign(std::span<const uint8_t>(source).first(n));
+    EXPECT_EQ(a, std::span<const uint8_t>(source).first(n)) << n;
+    EXPECT_EQ(a.size(), n);
+    for (size_t offset = 0; offset + n <= SmallBytes::kInline; ++offset) {
+      SmallBytes b(source);
+      b.assign(b.span().subspan(offset, n));
+      EXPECT_EQ(b, std::span<const uint8_t>(source).subspan(offset, n)) << n << " at " << offset;
+    }
+  }
+}
