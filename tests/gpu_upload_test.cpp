@@ -117,6 +117,31 @@ TEST_F(GpuUploads, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
   EXPECT_EQ(gpu.last_frame().upload_bytes, 0u);
 }
 
+// A work list holds each changed entity once, however the changes nest: entity 10's subtree
+// (127 entities) holds the changed 20 and 641 too, and 600 stands apart; 641 also gains a Scale,
+// so it is packed whole beside its value change (named more than once among the seeds).
+TEST_F(GpuUploads, NestedChangesPutEachSubtreeInTheWorkListOnce) {
+  EntityStore store;
+  for (EntityId id = 0; id < 1000; ++id) {
+    store.create(id);
+    store.set_translation(id, float3(float(id % 5), 1, 0));
+    if (id > 0) store.set_parent(id, id / 2);
+  }
+  Propagator gpu = make_propagator(ctx(), {.work_list_max = UINT32_MAX});
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+  store.set_rotation(10, make_quat(0, 0, 1, 0));
+  store.set_translation(20, float3(3, 2, 1));
+  store.set_translation(641, float3(1, 1, 1));
+  store.set_scale(641, 2.0f);
+  store.set_translation(600, float3(0, 0, 5));
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "nested"), 1.0);
+  const FrameStats& fs = gpu.last_frame();
+  EXPECT_FALSE(fs.full_pass);
+  EXPECT_EQ(fs.evaluated_entities, 127u + 1u);
+  EXPECT_EQ(fs.dirty_entities, 4u);
+}
+
 // FrameStats::host: each stage update() ran is timed, within update()'s own time as the caller
 // measures it, and a stage the frame did not run reads zero (the order and compaction in a
 // frame of values alone, compaction in a full upload).
