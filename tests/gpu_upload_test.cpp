@@ -122,11 +122,8 @@ TEST_F(GpuUploads, ValueOnlyFramesMoveOnlyTheChangedEntitiesBytes) {
 // so it is packed whole beside its value change (named more than once among the seeds).
 TEST_F(GpuUploads, NestedChangesPutEachSubtreeInTheWorkListOnce) {
   EntityStore store;
-  for (EntityId id = 0; id < 1000; ++id) {
-    store.create(id);
-    store.set_translation(id, float3(float(id % 5), 1, 0));
-    if (id > 0) store.set_parent(id, id / 2);
-  }
+  ValueSource v(29);
+  build_binary_tree(store, v, 1000);
   Propagator gpu = make_propagator(ctx(), {.work_list_max = UINT32_MAX});
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
@@ -147,11 +144,8 @@ TEST_F(GpuUploads, NestedChangesPutEachSubtreeInTheWorkListOnce) {
 // frame of values alone, compaction in a full upload).
 TEST_F(GpuUploads, UpdateTimesTheStagesItRanAndNoOthers) {
   EntityStore store;
-  for (EntityId id = 0; id < 4000; ++id) {
-    store.create(id);
-    store.set_translation(id, float3(float(id % 7), 0, 0));
-    if (id > 0) store.set_parent(id, id / 3);
-  }
+  ValueSource v(31);
+  build_binary_tree(store, v, 4000);
   Propagator gpu = make_propagator(ctx());
   CpuReference cpu;
   auto timed_frame = [&](const char* what) {
