@@ -5,8 +5,8 @@
 #include "propagator_state.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cassert>
+#include <chrono>
 
 namespace tprop {
 
