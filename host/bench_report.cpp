@@ -40,6 +40,12 @@ nlohmann::json summary_json(const FrameSummary& s) {
           {"gpu_over_loop_median", or_null(s.gpu_over_loop_median)}};
 }
 
+nlohmann::json stages_json(const FrameStats::HostTimes& times) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, ms] : times.named()) out[name] = ms;
+  return out;
+}
+
 nlohmann::json frame_json(const FrameRecord& f) {
   nlohmann::json gpu = nullptr;
   if (f.gpu_total_ms) {
@@ -68,11 +74,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"moved_entities", f.moved_entities},
           {"compacted_entities", f.compacted_entities},
           {"host_update_ms", f.host_update_ms},
-          {"host_update_stages_ms", {{"take_changes", f.update_stages.take_changes_ms},
-                                     {"order", f.update_stages.order_ms},
-                                     {"compact", f.update_stages.compact_ms},
-                                     {"pack", f.update_stages.pack_ms},
-                                     {"plan", f.update_stages.plan_ms}}},
+          {"host_update_stages_ms", stages_json(f.update_stages)},
           {"update_page_faults", f.update_page_faults},
           {"pipelines_created", f.pipelines_created},
           {"frame_wall_ms", f.frame_wall_ms},
@@ -170,10 +172,13 @@ void print_text_frame(std::FILE* out, const FrameRecord& f) {
   // (Every frame's in --json; a scene's frames change it only where a frame's data outgrows
   // one binding or a view.)
   if (f.kind == FrameKind::Full) std::fprintf(out, "    addressing: %s\n", f.addressing);
-  const FrameStats::HostTimes& u = f.update_stages;
-  std::fprintf(out,
-               "    update ms: take_changes %.3f, order %.3f, compact %.3f, pack %.3f, plan %.3f\n",
-               u.take_changes_ms, u.order_ms, u.compact_ms, u.pack_ms, u.plan_ms);
+  std::fputs("    update ms:", out);
+  const char* separator = " ";
+  for (const auto& [name, ms] : f.update_stages.named()) {
+    std::fprintf(out, "%s%s %.3f", separator, name, ms);
+    separator = ", ";
+  }
+  std::fputs("\n", out);
   // The upload column counts copies; where update() wrote into device memory itself, say so.
   if (f.in_place_bytes)
     std::fprintf(out, "    written in place by update(): %.3f MiB\n", mib(f.in_place_bytes));

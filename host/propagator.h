@@ -32,6 +32,7 @@
 // command buffer (fence, timeline semaphore or vkQueueWaitIdle) before calling update() again.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -199,6 +200,18 @@ struct FrameStats {
                                  // the order's changes staged
     double plan_ms = 0;          // the passes planned: work list, level table, pipeline variants
                                  // (compiled where the context lacks them), piece tables
+    struct Named {
+      const char* name;  // "take_changes", "order", "compact", "pack", "plan"
+      double ms;
+    };
+    // The stages in order with their names, for reports (tprop_bench, `tprop run WORLD --json`).
+    std::array<Named, 5> named() const {
+      return {{{"take_changes", take_changes_ms},
+               {"order", order_ms},
+               {"compact", compact_ms},
+               {"pack", pack_ms},
+               {"plan", plan_ms}}};
+    }
   };
   HostTimes host;
 };

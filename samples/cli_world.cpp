@@ -187,7 +187,9 @@ std::string world_json(const WorldReport& r) {
              {"total", f.gpu_times->total_ms()}};
     // What the Propagator's update did (FrameStats), on the GPU path.
     json staged = nullptr;
-    if (f.stats)
+    if (f.stats) {
+      json stages = json::object();  // where update()'s time went
+      for (const auto& [name, ms] : f.stats->host.named()) stages[name] = ms;
       staged = {{"entities", f.stats->staged_entities},
                 {"values_only", f.stats->values_only_entities},
                 {"values_in_place", f.stats->values_in_place},
@@ -198,11 +200,8 @@ std::string world_json(const WorldReport& r) {
                 {"evaluated", f.stats->evaluated_entities},
                 {"full_pass", f.stats->full_pass},
                 {"pipelines_created", f.stats->pipelines_created},
-                {"update_stages_ms", {{"take_changes", f.stats->host.take_changes_ms},
-                                      {"order", f.stats->host.order_ms},
-                                      {"compact", f.stats->host.compact_ms},
-                                      {"pack", f.stats->host.pack_ms},
-                                      {"plan", f.stats->host.plan_ms}}}};
+                {"update_stages_ms", stages}};
+    }
     frames.push_back({{"scenes", f.scenes},       {"loaded", f.loaded},
                       {"unloaded", f.unloaded},   {"entities", f.entities},
                       {"bytes", f.bytes},         {"ingest_ms", f.ingest_ms},

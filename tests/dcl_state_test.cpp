@@ -353,9 +353,9 @@ TEST(SmallBytes, KeepsItsBytesThroughCopiesMovesAndAssignmentsFromItself) {
   EXPECT_EQ(sizeof(SmallBytes), SmallBytes::kInline + 1);
 }
 
-// Values that fit in place are copied by fixed-size moves from both ends: every length from 0 to
-// kInline, from another buffer and from the holder's own bytes at every offset (the source
-// overlapping the destination), gives exactly the bytes asked for.
+// Values that fit in place: every length from 0 to kInline, from another buffer and from the
+// holder's own bytes at every offset (the source overlapping the destination), gives exactly
+// the bytes asked for.
 TEST(SmallBytes, InlineValuesOfEveryLengthCopyExactlyEvenFromTheirOwnBytes) {
   using tprop::SmallBytes;
   std::vector<uint8_t> source(SmallBytes::kInline);
