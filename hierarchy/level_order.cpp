@@ -415,7 +415,22 @@ void LevelOrder::place_edited(uint32_t slot) {
 uint32_t LevelOrder::compact(uint32_t most) {
   if (drifted() && most > 0) most = UINT32_MAX;
   uint32_t moved = 0;
+  // The queue says which scattered slots come next: their node and cold lines are asked for
+  // kFar places ahead, and what a node points at (its entry, its parent's and first child's
+  // nodes) kNear places ahead, once it is in, as apply() does for edited slots.
+  constexpr size_t kFar = 16, kNear = 8;
   while (moved < most && slack_head_ < slack_.size()) {
+    if (slack_head_ + kFar < slack_.size()) {
+      const uint32_t far = slack_[slack_head_ + kFar];
+      prefetch_line(&node_[far]);
+      prefetch_line(&cold_[far]);
+    }
+    if (slack_head_ + kNear < slack_.size()) {
+      const Node& near = node_[slack_[slack_head_ + kNear]];
+      if (near.entry != kNone) prefetch_line(&entries_[near.entry]);
+      if (near.parent != kNone) prefetch_line(&node_[near.parent]);
+      if (near.first_child != kNone) prefetch_line(&node_[near.first_child]);
+    }
     const uint32_t v = slack_[slack_head_++];
     cold_[v].queued = 0;
     const uint32_t level = node_[v].level;
