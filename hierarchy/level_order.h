@@ -110,8 +110,11 @@ class LevelOrder {
   uint32_t parent_of(uint32_t slot) const {
     return slot < node_.size() ? node_[slot].parent : kNone;
   }
-  // A hint for passes over scattered slots: starts loading the slot's node.
-  void prefetch(uint32_t slot) const { prefetch_line(&node_[slot]); }
+  // A hint for passes over scattered slots: starts loading the slot's node (none for a slot
+  // beyond those the order has seen).
+  void prefetch(uint32_t slot) const {
+    if (slot < node_.size()) prefetch_line(&node_[slot]);
+  }
   uint32_t entry_of(uint32_t slot) const { return slot < node_.size() ? node_[slot].entry : kNone; }
   // Attached children, as an intrusive list: first_child(s), then next_sibling(c) until kNone.
   uint32_t first_child(uint32_t slot) const { return node_[slot].first_child; }

@@ -17,7 +17,17 @@ bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint
   // side[].seen holds frame_mark for the packed slots; the walk marks with the next value.
   next_frame_mark();
   std::vector<uint32_t> stack;
-  for (uint32_t seed : seeds) {
+  // The seeds are scattered slots, most of them leaves (spawned entities, moved values): their
+  // nodes and marks are asked for kAhead seeds early, so that their misses overlap instead of
+  // coming one after the other.
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    if (i + kAhead < seeds.size()) {
+      const uint32_t ahead = seeds[i + kAhead];
+      order.prefetch(ahead);
+      if (ahead < side.size()) prefetch_line(&side[ahead]);
+    }
+    const uint32_t seed = seeds[i];
     if (!order.contains(seed) || side[seed].seen == frame_mark) continue;
     side[seed].seen = frame_mark;
     stack.push_back(seed);
