@@ -40,6 +40,9 @@ bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint
         if (side[c].seen != frame_mark) {
           side[c].seen = frame_mark;
           stack.push_back(c);
+          // Its node is in (its sibling link was read): what its own children's walk reads
+          // first is asked for now, while the entries above it on the stack are walked.
+          order.prefetch(order.first_child(c));
         }
     }
   }
