@@ -492,6 +492,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     if (node_[s].level != kNone) remove_entry(s);
     unlink(s);
   };
+  std::vector<uint32_t> alive;
   for (size_t k = 0; k < edited.size(); ++k) {
     if (const uint32_t a = at(k + 2 * kAhead); a != kNone) {
       prefetch_line(&node_[a]);
@@ -506,18 +507,22 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
       if (n.parent != kNone) prefetch_line(&node_[n.parent]);
       store.prefetch_links(a);
     }
-    detach(edited[k]);
-  }
-  std::vector<uint32_t> alive;
-  for (uint32_t s : edited) {
+    // Its Parent resolved while its lines are in (a second pass over a few thousand edited
+    // slots found them gone from the core's cache): detaching reads no slot's `up`.
+    const uint32_t s = edited[k];
+    detach(s);
     node_[s].up = resolve_up(store, s);
     if (store.alive_at(s)) {
       alive.push_back(s);
     } else {
-      assert(node_[s].first_child == kNone && "a destroyed entity's children lose their Parent");
       cold_[s].held = kNone;  // a dead slot forgets its level
     }
   }
+#ifndef NDEBUG
+  for (uint32_t s : edited)
+    assert((store.alive_at(s) || node_[s].first_child == kNone) &&
+           "a destroyed entity's children lose their Parent");
+#endif
 
   // New cycles (each closed by an edited slot) stand at the root: detach their members too.
   // Only a slot that something points at can be on one: a slot with attached children, or the
@@ -549,7 +554,14 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
 
   // Place every edited slot, parents first.
   for (size_t k = 0; k < alive.size(); ++k) {
-    if (k + kAhead < alive.size()) prefetch_line(&cold_[alive[k + kAhead]]);
+    if (k + kAhead < alive.size()) {
+      prefetch_line(&node_[alive[k + kAhead]]);
+      prefetch_line(&cold_[alive[k + kAhead]]);
+    }
+    if (k + kAhead / 2 < alive.size()) {
+      const uint32_t p = node_[alive[k + kAhead / 2]].parent;  // place() reads its level
+      if (p != kNone) prefetch_line(&node_[p]);
+    }
     place_edited(alive[k]);
   }
   relinked_.insert(relinked_.end(), alive.begin(), alive.end());
