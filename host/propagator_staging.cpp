@@ -233,7 +233,13 @@ Status Propagator::Impl::stage_order() {
   if (n > order_list.capacity)
     if (Status st = grow(order_list, n, true, false); !st) return st;
   std::vector<Range> runs;
-  for (auto [b, e] : order.rewritten()) {
+  // Thousands of scattered entries, most of them rewritten early in the update and gone from
+  // the core's cache since: asked for ahead.
+  const std::vector<std::pair<uint32_t, uint32_t>>& rewritten = order.rewritten();
+  for (size_t i = 0; i < rewritten.size(); ++i) {
+    if (i + kPrefetchAhead < rewritten.size() && rewritten[i + kPrefetchAhead].first < n)
+      prefetch_line(&entries[rewritten[i + kPrefetchAhead].first]);
+    auto [b, e] = rewritten[i];
     e = std::min(e, n);
     if (b >= e) continue;
     stats.order_entries_uploaded += e - b;
