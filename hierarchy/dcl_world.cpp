@@ -351,6 +351,7 @@ void DclWorld::request_store(Staged& staged) {
   store_.prefetch(r.slot);
   if (dies) {
     store_.prefetch_links(r.slot);
+    store_.prefetch_id_at(r.slot);
     store_.prefetch_id(sc.id(n));
     staged.unlinks = true;
   } else if (transform && named != r.parent) {

@@ -198,6 +198,9 @@ class EntityStore {
   }
   // The same for the id map's entry of `id` (what creating or destroying it looks up).
   void prefetch_id(EntityId id) const { id_to_slot_.prefetch(id); }
+  // The same for what destroying the entity at the slot reads beside its record and links: its
+  // id (kept apart from the record, which a destruction asks for too: prefetch()).
+  void prefetch_id_at(uint32_t slot) const { prefetch_line(&ids_[slot]); }
   // Whether a Static entity's LocalToWorld has been computed in an earlier frame, so that every
   // backend now keeps it frozen.
   bool static_baked_at(uint32_t slot) const { return (rec_[slot].flags & kStaticBaked) != 0; }
