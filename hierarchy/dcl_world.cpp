@@ -314,9 +314,9 @@ void DclWorld::drain() {
 // The store entries that applying a message reads first, requested once its number's record
 // (which holds the slot) has arrived: the entity's record and, by a guess from the message
 // alone, what destroying it or naming it another parent reads in the store: its links (parent,
-// siblings, children) and, for a destruction, its id-map entry; for a re-parent, the records of
-// both parents' numbers, whose slots the new links name. The messages read before it may not
-// have been applied yet: a wrong guess costs a few wasted requests, never a wrong result.
+// siblings, children) and, for a destruction, its id and its id-map entry; for a re-parent, the
+// records of both parents' numbers, whose slots the new links name. The messages read before it
+// may not have been applied yet: a wrong guess costs a few wasted requests, never a wrong result.
 void DclWorld::request_store(Staged& staged) {
   const SceneData& sc = *staged.scene;
   const CrdtMessage& m = staged.message;
