@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 namespace tprop {
 
@@ -94,9 +95,14 @@ void LevelOrder::remove_entry(uint32_t slot) {
   const uint32_t i = node_[slot].entry;
   const uint32_t last = seg.begin + seg.count - 1;
   if (i != last) {
-    entries_[i] = entries_[last];
-    node_[entries_[i]].entry = i;
+    const uint32_t moved = entries_[last];
+    entries_[i] = moved;
+    node_[moved].entry = i;
     note_rewritten(i, i + 1);
+    // The level's last entry fills the hole: out of slot order unless it falls between the
+    // hole's neighbours (its old place, the last, left no gap).
+    if ((i > seg.begin && entries_[i - 1] > moved) || (i + 1 < last && entries_[i + 1] < moved))
+      ++scattered_[level];
   }
   entries_[last] = kNone;
   --seg.count;
@@ -122,12 +128,14 @@ void LevelOrder::insert_entry(uint32_t slot, uint32_t level) {
   ++version_;
   if (levels_.size() <= level) {
     levels_.resize(level + 1);
+    scattered_.resize(level + 1, 0);
     if (aligning_) misfit_count_.resize(level + 1, 0);
   }
   if (levels_[level].count == levels_[level].capacity)
     relocate(level, std::max(kMinSegment, levels_[level].capacity * 2));
   Segment& seg = levels_[level];
   const uint32_t i = seg.begin + seg.count++;
+  if (i > seg.begin && entries_[i - 1] > slot) ++scattered_[level];
   entries_[i] = slot;
   node_[slot].entry = i;
   node_[slot].level = level;
@@ -179,6 +187,7 @@ void LevelOrder::lay_out_afresh(uint32_t slack_divisor, uint32_t keep_levels) {
   // Empty levels left at the bottom by a destroyed deep chain go, but not those the caller is
   // about to fill.
   levels_.resize(std::max(level_count(), keep_levels));
+  scattered_.resize(levels_.size(), 0);
   SlotVector<uint32_t> old = std::move(entries_);
   size_t total = 0;
   for (Segment& seg : levels_) total += seg.count + seg.count / slack_divisor + kMinSegment;
@@ -567,6 +576,56 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   relinked_.insert(relinked_.end(), alive.begin(), alive.end());
 }
 
+static_assert(LevelOrder::kSlotOrderedMin >= LevelOrder::kAlignedTrackedMax,
+              "restore_slot_order() must not reorder a level aligned() keeps");
+
+uint32_t LevelOrder::restore_slot_order(uint32_t divisor) {
+  if (divisor == 0) return 0;
+  // The most scattered level past the threshold, relative to its size.
+  uint32_t pick = kNone;
+  for (uint32_t l = 0; l < levels_.size(); ++l) {
+    const uint64_t count = levels_[l].count, scattered = scattered_[l];
+    if (count < kSlotOrderedMin || scattered * divisor < count) continue;
+    if (pick == kNone || scattered * levels_[pick].count > scattered_[pick] * count) pick = l;
+  }
+  if (pick == kNone) return 0;
+  Segment& seg = levels_[pick];
+  uint32_t* const entries = entries_.data() + seg.begin;
+  const uint32_t n = seg.count;
+  // LSD radix sort, 11 bits a pass, as many passes as the slots need (two up to 4 million
+  // slots): O(n) whatever the disorder, where a comparison sort of a 10M scene's widest level
+  // would cost the frame seconds.
+  constexpr uint32_t kBits = 11, kBuckets = 1u << kBits;
+  uint32_t widest = 0;
+  for (uint32_t k = 0; k < n; ++k) widest |= entries[k];
+  sort_scratch_.resize(n);
+  uint32_t* from = entries;
+  uint32_t* to = sort_scratch_.data();
+  std::vector<uint32_t> at(kBuckets);
+  for (uint32_t shift = 0; shift < 32 && (widest >> shift) != 0; shift += kBits) {
+    std::fill(at.begin(), at.end(), 0u);
+    for (uint32_t k = 0; k < n; ++k) ++at[(from[k] >> shift) & (kBuckets - 1)];
+    uint32_t sum = 0;
+    for (uint32_t& a : at) sum += std::exchange(a, sum);
+    for (uint32_t k = 0; k < n; ++k) to[at[(from[k] >> shift) & (kBuckets - 1)]++] = from[k];
+    std::swap(from, to);
+  }
+  if (from != entries) std::copy_n(from, n, entries);
+  // In slot order, these writes walk the nodes forward.
+  for (uint32_t k = 0; k < n; ++k) node_[entries[k]].entry = seg.begin + k;
+  scattered_[pick] = 0;
+  note_rewritten(seg.begin, seg.begin + n);
+  ++version_;
+  if (aligning_) {
+    // Every position of the level moved: its fits and those of the level below are counted
+    // afresh when asked about (neither is: a level this wide is never a scan's, nor is the one
+    // below it unless as wide).
+    misfit_count_[pick] = kNone;
+    if (pick + 1 < misfit_count_.size()) misfit_count_[pick + 1] = kNone;
+  }
+  return n;
+}
+
 void LevelOrder::rebuild(const EntityStore& store) {
   clear();
   const uint32_t slots = store.slot_capacity();
@@ -604,6 +663,7 @@ void LevelOrder::rebuild(const EntityStore& store) {
   }
   // Segments with an eighth of slack each, entries in slot order within a level.
   levels_.resize(counts.size());
+  scattered_.assign(levels_.size(), 0);
   uint32_t at = 0;
   for (size_t l = 0; l < counts.size(); ++l) {
     levels_[l] = {at, 0, counts[l] + counts[l] / 8 + kMinSegment};

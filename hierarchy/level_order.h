@@ -74,6 +74,24 @@ class LevelOrder {
   // exact-depth-plus-64 levels of drift, rather than levels (the passes' dispatches) growing
   // without bound.
   bool drifted() const { return level_count() > 2 * exact_levels_ + 64; }
+  // Puts the entries of one wide level (kSlotOrderedMin entries or more) back in slot order, the
+  // level with the largest share of scattered entries among those where at least one in
+  // `divisor` is (0: none), and returns how many entries it holds (0 when no level qualifies).
+  // A fresh order lists each level in slot order, so the passes read the per-slot arrays
+  // forward; edits scatter it (an entity joins its level at the end, a leaving one's place
+  // takes the level's last), and after 60 frames of 1,000 spawns, 1,000 despawns and 100
+  // re-parents a 1M forest's evaluation on lavapipe took twice as long, reading lines it no
+  // longer shares with its neighbours. The sort is O(level) (a radix sort, then every moved
+  // entity's node, in slot order), once the level's scattered entries pass its size / divisor:
+  // amortised O(divisor) an edit, in one frame. Narrower levels are left as they are: they
+  // matter little to the bytes, and they are the ones aligned() reports on.
+  uint32_t restore_slot_order(uint32_t divisor);
+  static constexpr uint32_t kSlotOrderedMin = 8192;
+  // Entries of `level` placed out of slot order since it was last in order (counted when placed;
+  // an upper bound: later edits may have put some right again).
+  uint32_t scattered(uint32_t level) const {
+    return level < scattered_.size() ? scattered_[level] : 0;
+  }
   // Forgets everything (the next apply must be a rebuild).
   void clear();
 
@@ -196,6 +214,8 @@ class LevelOrder {
   // The order.
   SlotVector<uint32_t> entries_;
   std::vector<Segment> levels_;
+  std::vector<uint32_t> scattered_;  // per level (scattered())
+  std::vector<uint32_t> sort_scratch_;  // restore_slot_order()'s, kept for its capacity
   uint32_t live_ = 0;
   uint32_t abandoned_ = 0;  // entries_ space no segment owns any more
 

@@ -44,6 +44,7 @@ void read_frame_figures(const Propagator& gpu, FrameRecord& r) {
   r.values_in_place = fs.values_in_place;
   r.moved_entities = fs.moved_entities;
   r.compacted_entities = fs.compacted_entities;
+  r.slot_ordered_entities = fs.slot_ordered_entities;
   r.upload_bytes = fs.upload_bytes;
   r.in_place_bytes = fs.in_place_bytes;
   r.dispatches = fs.dispatches;

@@ -46,7 +46,8 @@ struct FrameRecord {
   uint32_t values_only_entities = 0;  // ... of which the values alone,
   uint32_t values_in_place = 0;     // ... written straight into device memory,
   uint32_t moved_entities = 0;      // entities the edits moved in the order,
-  uint32_t compacted_entities = 0;  // and those compaction moved up toward their depth
+  uint32_t compacted_entities = 0;  // and those compaction moved up toward their depth,
+  uint32_t slot_ordered_entities = 0;  // the entries of a level put back in slot order
   uint64_t upload_bytes = 0;
   uint64_t in_place_bytes = 0;  // FrameStats::in_place_bytes: written by update() into the device
   uint32_t dispatches = 0;

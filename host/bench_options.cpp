@@ -18,7 +18,7 @@ const char* const kUsage =
     "                   [--device NAME|INDEX] [--narrow-walk WALK] [--level-passes P]\n"
     "                   [--scan-runs S] [--climb-top C] [--climb-levels N]\n"
     "                   [--climb-level-work N] [--wide-stores W] [--world-writes W]\n"
-    "                   [--addressing A] [--value-writes V]\n"
+    "                   [--addressing A] [--value-writes V] [--slot-order S]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
     "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--ceiling-bytes B]\n"
     "                   [--repeat N] [--frames LIST] [--memory] [SPEC...]\n"
@@ -57,6 +57,9 @@ const char* const kUsage =
     "  --world-writes W how every pass stores a LocalToWorld: auto (default: words on a CPU\n"
     "                  device), words (64-bit, two floats each) or vectors (4-float columns;\n"
     "                  PropagatorOptions::world_writes)\n"
+    "  --slot-order S  whether wide levels are put back in slot order once structural edits\n"
+    "                  scattered an eighth of them: auto (default: on a CPU device), restore\n"
+    "                  or keep (PropagatorOptions::slot_order)\n"
     "  --scan-runs S   deep runs of aligned levels (chains, parallel chains): auto (default:\n"
     "                  where runs are jumped), always (scanned wherever the device allows) or\n"
     "                  never (PropagatorOptions::scan_runs)\n"
@@ -268,6 +271,12 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
                                {{"auto", WorldWrites::Auto},
                                 {"words", WorldWrites::Words},
                                 {"vectors", WorldWrites::Vectors}});
+      if (!st) return st.error();
+    } else if (a == "--slot-order") {
+      const Status st = choose(a, value(), o.propagator.slot_order,
+                               {{"auto", SlotOrder::Auto},
+                                {"restore", SlotOrder::Restore},
+                                {"keep", SlotOrder::Keep}});
       if (!st) return st.error();
     } else if (a == "--scan-runs") {
       const Status st = choose(a, value(), o.propagator.scan_runs,

@@ -73,6 +73,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"values_in_place", f.values_in_place},
           {"moved_entities", f.moved_entities},
           {"compacted_entities", f.compacted_entities},
+          {"slot_ordered_entities", f.slot_ordered_entities},
           {"host_update_ms", f.host_update_ms},
           {"host_update_stages_ms", stages_json(f.update_stages)},
           {"update_page_faults", f.update_page_faults},

@@ -119,6 +119,7 @@ Status Propagator::update(EntityStore& store) {
       m.order.apply(store, changes.structural);
       host.order_ms = lap_ms(lap);
       m.order.compact(m.options.compact_per_frame);
+      m.stats.slot_ordered_entities = m.order.restore_slot_order(m.slot_order_divisor());
       host.compact_ms = lap_ms(lap);
     }
     m.stats.compacted_entities = m.order.compacted();

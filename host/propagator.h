@@ -123,6 +123,7 @@ struct FrameStats {
   uint32_t structural_changes = 0;    // slots the store listed as structurally changed
   uint32_t moved_entities = 0;        // entities whose level or parent changed by the edits
   uint32_t compacted_entities = 0;    // entities moved up toward their depth (compact_per_frame)
+  uint32_t slot_ordered_entities = 0; // entries of a level put back in slot order (SlotOrder)
   uint32_t slack_entities = 0;        // ... queued for that still (an upper bound)
   uint32_t staged_entities = 0;       // entities whose bytes were staged (or written in place)
   uint32_t values_only_entities = 0;  // ... of which only the new values (EntityStore's
@@ -195,7 +196,8 @@ struct FrameStats {
     double take_changes_ms = 0;  // EntityStore::take_changes()
     double order_ms = 0;         // the depth order: rebuilt for a full upload, else brought up
                                  // to date by the frame's structural edits (LevelOrder::apply)
-    double compact_ms = 0;       // LevelOrder::compact(), after structural edits
+    double compact_ms = 0;       // LevelOrder::compact() and restore_slot_order(), after
+                                 // structural edits
     double pack_ms = 0;          // entities packed and staged (every one in a full upload) and
                                  // the order's changes staged
     double plan_ms = 0;          // the passes planned: work list, level table, pipeline variants
@@ -356,6 +358,22 @@ enum class WorldWrites : uint8_t {
   Vectors,  // as 4-float columns (rows in the Affine3x4 layout): one store each on a GPU
 };
 
+// Whether the wide levels of the depth order are put back in slot order once structural edits
+// have scattered them (PropagatorOptions::slot_order; LevelOrder::restore_slot_order).
+enum class SlotOrder : uint8_t {
+  // Restore on a CPU device, Keep on GPUs. On lavapipe a 1M forest's evaluation after 60 frames
+  // of 1,000 spawns, 1,000 despawns and 100 re-parents took 36 to 45 ms against 16 to 22 at the
+  // start (README, Performance); restored, it stays near the start's. Not measured on a GPU yet,
+  // where the sort's host time (a few ms for a 1M scene's widest level, tens at 10M, once every
+  // few dozen such frames) weighs against GPU time saved: tprop_bench --slot-order compares.
+  Auto,
+  // After the frame's structural edits, the widest-scattered level of at least
+  // LevelOrder::kSlotOrderedMin entries, once an eighth of it stands out of slot order, is
+  // sorted in that frame (the order's upload then sends the whole level).
+  Restore,
+  Keep,  // levels stay in the order edits leave them
+};
+
 // How a frame's plain value changes (new Translation, Rotation or Scale values of entities that
 // had them: most of a game's frame) reach the per-slot arrays (PropagatorOptions::value_writes).
 enum class ValueWrites : uint8_t {
@@ -416,6 +434,7 @@ struct PropagatorOptions {
   // 0: never (levels only deepen until the next full upload); UINT32_MAX: exact depths after
   // every frame, at the cost of the subtrees. Tests use all three.
   uint32_t compact_per_frame = 512;
+  SlotOrder slot_order = SlotOrder::Auto;
   NarrowWalk narrow_walk = NarrowWalk::Auto;
   LevelPasses level_passes = LevelPasses::Auto;
   WideStores wide_stores = WideStores::Auto;

@@ -366,6 +366,14 @@ struct Propagator::Impl {
     return (affine_output() ? gpu::kFeatureAffineOutput : 0u) |
            (word_stores() ? gpu::kFeatureWordStores : 0u);
   }
+  // The divisor LevelOrder::restore_slot_order() takes (0: never), SlotOrder resolved.
+  uint32_t slot_order_divisor() const {
+    const bool restore = options.slot_order == SlotOrder::Auto
+                             ? s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                             : options.slot_order == SlotOrder::Restore;
+    return restore ? kSlotOrderDivisor : 0;
+  }
+  static constexpr uint32_t kSlotOrderDivisor = 32;
   bool word_stores() const {
     if (options.world_writes != WorldWrites::Auto) return options.world_writes == WorldWrites::Words;
     return s->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;

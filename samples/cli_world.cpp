@@ -195,6 +195,7 @@ std::string world_json(const WorldReport& r) {
                 {"values_in_place", f.stats->values_in_place},
                 {"moved", f.stats->moved_entities},
                 {"compacted", f.stats->compacted_entities},
+                {"slot_ordered", f.stats->slot_ordered_entities},
                 {"structural_changes", f.stats->structural_changes},
                 {"upload_bytes", f.stats->upload_bytes},
                 {"evaluated", f.stats->evaluated_entities},

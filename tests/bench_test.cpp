@@ -79,6 +79,7 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--climb-level-work 0", "--climb-level-work: a size must be a whole number"},
       {"--wide-stores always", "--wide-stores: 'always' is not auto, shared or direct"},
       {"--value-writes later", "--value-writes: 'later' is not auto, staged or in-place"},
+      {"--slot-order sorted", "--slot-order: 'sorted' is not auto, restore or keep"},
       {"--narrow-walk hop", "--narrow-walk: 'hop' is not auto, workgroup, single or jump"},
       {"--repeat 0", "--repeat must be a number of runs from 1 to 100, not '0'"},
       {"--repeat 101", "not '101'"},

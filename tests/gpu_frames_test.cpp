@@ -216,6 +216,62 @@ TEST_P(GpuFrames, RootsLeftBelowLevelZeroKeepTheirOwnMatrices) {
   EXPECT_GT(compacting.last_frame().compacted_entities, 100u);
 }
 
+// Spawns and despawns scatter a wide level; with SlotOrder::Restore (forced here, whatever the
+// device) its entries are sorted in the frame that finds enough of them scattered, the order's
+// upload sends the level, and every frame, before, at and after the sort, matches the
+// reference, under every strategy.
+TEST_P(GpuFrames, WideLevelsPutBackInSlotOrderMatchTheReference) {
+  EntityStore store;
+  ValueSource v(71);
+  auto plain = [&](EntityId e, EntityId parent) {
+    store.create(e);
+    store.set_translation(e, v.vec(3));
+    store.set_rotation(e, v.unit_quat());
+    if (e % 5 == 0) store.set_scale(e, 0.5f + 0.5f * float(v.below(3)));
+    if (parent != LevelOrder::kNone) store.set_parent(e, parent);
+  };
+  constexpr EntityId kRoots = 32, kWide = LevelOrder::kSlotOrderedMin + 1000;
+  for (EntityId r = 0; r < kRoots; ++r) plain(r, LevelOrder::kNone);
+  std::vector<EntityId> wide;
+  for (EntityId c = 0; c < kWide; ++c) {
+    plain(100 + c, c % kRoots);
+    wide.push_back(100 + c);
+  }
+  for (EntityId g = 0; g < 600; ++g) plain(50000 + g, 100 + v.below(kWide));
+  PropagatorOptions options = GetParam().options;
+  options.slot_order = SlotOrder::Restore;
+  Propagator gpu = make_propagator(ctx(), options);
+  CpuReference cpu;
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+  EntityId next = 60000;
+  uint32_t sorted_frames = 0;
+  for (int frame = 1; frame <= 6; ++frame) {
+    for (int k = 0; k < 200; ++k) {
+      const size_t victim = v.below(uint32_t(wide.size()));
+      store.destroy(wide[victim]);  // its children, if any, become roots where they stand
+      wide[victim] = next;
+      plain(next++, EntityId(v.below(kRoots)));
+    }
+    for (int k = 0; k < 50; ++k) store.set_translation(wide[v.below(uint32_t(wide.size()))], v.vec(3));
+    const std::string what = "churn frame " + std::to_string(frame);
+    ASSERT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+    const FrameStats& fs = gpu.last_frame();
+    if (fs.slot_ordered_entities == 0) continue;
+    ++sorted_frames;
+    const LevelOrder::Segment seg = gpu.order().levels()[1];
+    EXPECT_EQ(fs.slot_ordered_entities, seg.count) << what;
+    EXPECT_TRUE(std::is_sorted(gpu.order().entries().begin() + seg.begin,
+                               gpu.order().entries().begin() + seg.begin + seg.count))
+        << what;
+    EXPECT_GE(fs.order_entries_uploaded, seg.count) << what << ": the level is sent";
+  }
+  EXPECT_GE(sorted_frames, 1u);
+  // A frame of values alone sorts nothing (only structural frames maintain the order).
+  store.set_translation(wide[0], v.vec(3));
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "values alone"), 1.0);
+  EXPECT_EQ(gpu.last_frame().slot_ordered_entities, 0u);
+}
+
 // Frames of values alone over a deep scene (a chain, a bundle of chains, a forest) reuse the
 // whole-order plan of the frame before (planning is O(levels)) and the level table the GPU
 // holds (8 bytes a level, not sent again); a structural edit, and the frames after it, plan

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -658,6 +659,111 @@ TEST(LevelOrder, AlignmentOfWideLevelsAndOfALaidOutArrayStaysExact) {
   // The wide levels, counted afresh.
   EXPECT_EQ(order.aligned(1), aligned_by_definition(order, 1));
   EXPECT_EQ(order.aligned(2), aligned_by_definition(order, 2));
+}
+
+// The slots of level `l`, in the order's order.
+std::vector<uint32_t> level_entries(const LevelOrder& order, uint32_t l) {
+  const LevelOrder::Segment seg = order.levels()[l];
+  return {order.entries().begin() + seg.begin, order.entries().begin() + seg.begin + seg.count};
+}
+
+// Spawns and despawns scatter a wide level (an entity joins at the level's end, a leaving
+// one's place takes the level's last); once an eighth of it is scattered (divisor 8 here),
+// restore_slot_order() sorts it, and nothing else about the order changes.
+TEST(LevelOrder, WideLevelsScatteredByEditsReturnToSlotOrder) {
+  constexpr uint32_t kRoots = 64, kChildren = LevelOrder::kSlotOrderedMin + 4000;
+  EntityStore store;
+  LevelOrder order;
+  for (EntityId r = 0; r < kRoots; ++r) store.create(r);
+  // Three levels: the roots, the wide one, and a narrow one below it.
+  for (EntityId c = 0; c < kChildren; ++c) {
+    store.create(1000 + c);
+    store.set_parent(1000 + c, c % kRoots);
+  }
+  for (EntityId g = 0; g < 500; ++g) {
+    store.create(100000 + g);
+    store.set_parent(100000 + g, 1000 + g * 7);
+  }
+  apply_frame(store, order);
+  ASSERT_EQ(order.level_count(), 3u);
+  const std::vector<uint32_t> fresh = level_entries(order, 1);
+  EXPECT_TRUE(std::is_sorted(fresh.begin(), fresh.end()));
+  EXPECT_EQ(order.scattered(1), 0u);
+  EXPECT_FALSE(order.aligned(2));  // from here on, alignment is kept through the edits
+  EXPECT_EQ(order.restore_slot_order(1), 0u) << "nothing scattered yet";
+
+  std::mt19937 rng(5);
+  EntityId next = 200000;
+  std::vector<EntityId> children;
+  for (EntityId c = 0; c < kChildren; ++c) children.push_back(1000 + c);
+  uint32_t frames = 0;
+  while (uint64_t(order.scattered(1)) * 8 < order.levels()[1].count) {
+    ASSERT_LT(++frames, 100u) << "the edits scatter the level";
+    EXPECT_EQ(order.restore_slot_order(8), 0u) << "below an eighth, frame " << frames;
+    for (int k = 0; k < 100; ++k) {
+      const size_t victim = rng() % children.size();
+      store.destroy(children[victim]);
+      children[victim] = next;
+      store.create(next);
+      store.set_parent(next, EntityId(rng() % kRoots));
+      ++next;
+    }
+    apply_frame(store, order);
+  }
+  const std::vector<uint32_t> before = level_entries(order, 1);
+  ASSERT_FALSE(std::is_sorted(before.begin(), before.end()));
+  const std::vector<uint32_t> narrow_before = level_entries(order, 2);
+  order.take_moved();
+
+  EXPECT_EQ(order.restore_slot_order(8), before.size());
+  std::vector<uint32_t> after = level_entries(order, 1);
+  EXPECT_TRUE(std::adjacent_find(after.begin(), after.end(), std::greater_equal<uint32_t>()) ==
+              after.end())
+      << "strictly increasing slots";
+  std::vector<uint32_t> sorted = before;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(after, sorted) << "the same entities";
+  EXPECT_EQ(order.scattered(1), 0u);
+  EXPECT_EQ(level_entries(order, 2), narrow_before) << "other levels stay as they are";
+  const LevelOrder::Segment seg = order.levels()[1];
+  ASSERT_EQ(order.rewritten().size(), 1u);
+  EXPECT_EQ(order.rewritten()[0], std::make_pair(seg.begin, seg.begin + seg.count));
+  EXPECT_TRUE(order.moved().empty()) << "no entity changed level or parent";
+  expect_matches_sort(store, order, "sorted");
+  for (uint32_t l = 1; l < order.level_count(); ++l)
+    EXPECT_EQ(order.aligned(l), aligned_by_definition(order, l)) << l;
+  EXPECT_EQ(order.restore_slot_order(1), 0u) << "nothing scattered any more";
+  // Edits go on from the sorted positions.
+  for (int frame = 0; frame < 3; ++frame) {
+    for (int k = 0; k < 200; ++k) {
+      const size_t victim = rng() % children.size();
+      store.destroy(children[victim]);
+      children[victim] = next;
+      store.create(next);
+      store.set_parent(next, EntityId(rng() % kRoots));
+      ++next;
+    }
+    apply_frame(store, order);
+    expect_matches_sort(store, order, "edited after sorting");
+    for (uint32_t l = 1; l < order.level_count(); ++l)
+      EXPECT_EQ(order.aligned(l), aligned_by_definition(order, l)) << l;
+  }
+}
+
+// Levels narrower than kSlotOrderedMin are never reordered, however scattered: the scans read
+// their positions (aligned()), and they hold few of the bytes.
+TEST(LevelOrder, NarrowLevelsKeepTheOrderEditsLeft) {
+  EntityStore store;
+  LevelOrder order;
+  for (EntityId r = 0; r < 2000; ++r) store.create(r);
+  apply_frame(store, order);
+  for (EntityId r = 0; r < 2000; r += 2) store.destroy(r);
+  for (EntityId r = 5000; r < 6000; ++r) store.create(r);
+  apply_frame(store, order);
+  ASSERT_GT(order.scattered(0), 0u);
+  const std::vector<uint32_t> before = level_entries(order, 0);
+  EXPECT_EQ(order.restore_slot_order(1), 0u);
+  EXPECT_EQ(level_entries(order, 0), before);
 }
 
 }  // namespace
