@@ -576,16 +576,13 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   relinked_.insert(relinked_.end(), alive.begin(), alive.end());
 }
 
-static_assert(LevelOrder::kSlotOrderedMin >= LevelOrder::kAlignedTrackedMax,
-              "restore_slot_order() must not reorder a level aligned() keeps");
-
-uint32_t LevelOrder::restore_slot_order(uint32_t divisor) {
+uint32_t LevelOrder::restore_slot_order(uint32_t divisor, uint32_t min_entries) {
   if (divisor == 0) return 0;
   // The most scattered level past the threshold, relative to its size.
   uint32_t pick = kNone;
   for (uint32_t l = 0; l < levels_.size(); ++l) {
     const uint64_t count = levels_[l].count, scattered = scattered_[l];
-    if (count < kSlotOrderedMin || scattered * divisor < count) continue;
+    if (count == 0 || count < min_entries || scattered * divisor < count) continue;
     if (pick == kNone || scattered * levels_[pick].count > scattered_[pick] * count) pick = l;
   }
   if (pick == kNone) return 0;
@@ -618,8 +615,7 @@ uint32_t LevelOrder::restore_slot_order(uint32_t divisor) {
   ++version_;
   if (aligning_) {
     // Every position of the level moved: its fits and those of the level below are counted
-    // afresh when asked about (neither is: a level this wide is never a scan's, nor is the one
-    // below it unless as wide).
+    // afresh when asked about.
     misfit_count_[pick] = kNone;
     if (pick + 1 < misfit_count_.size()) misfit_count_[pick + 1] = kNone;
   }

@@ -74,7 +74,7 @@ class LevelOrder {
   // exact-depth-plus-64 levels of drift, rather than levels (the passes' dispatches) growing
   // without bound.
   bool drifted() const { return level_count() > 2 * exact_levels_ + 64; }
-  // Puts the entries of one wide level (kSlotOrderedMin entries or more) back in slot order, the
+  // Puts the entries of one level of at least `min_entries` entries back in slot order, the
   // level with the largest share of scattered entries among those where at least one in
   // `divisor` is (0: none), and returns how many entries it holds (0 when no level qualifies).
   // A fresh order lists each level in slot order, so the passes read the per-slot arrays
@@ -83,10 +83,12 @@ class LevelOrder {
   // re-parents a 1M forest's evaluation on lavapipe took twice as long, reading lines it no
   // longer shares with its neighbours. The sort is O(level) (a radix sort, then every moved
   // entity's node, in slot order), once the level's scattered entries pass its size / divisor:
-  // amortised O(divisor) an edit, in one frame. Narrower levels are left as they are: they
-  // matter little to the bytes, and they are the ones aligned() reports on.
-  uint32_t restore_slot_order(uint32_t divisor);
-  static constexpr uint32_t kSlotOrderedMin = 8192;
+  // amortised O(divisor) an edit, in one frame. Narrower levels are best left as they are: they
+  // matter little to the bytes, sorting them often costs more host time than it saves, and
+  // those of at most kAlignedTrackedMax entries are the ones aligned() reports on (sorted, a
+  // level's alignment is counted afresh when next asked about: right, but a scan's bundle of
+  // parallel chains may lose it).
+  uint32_t restore_slot_order(uint32_t divisor, uint32_t min_entries);
   // Entries of `level` placed out of slot order since it was last in order (counted when placed;
   // an upper bound: later edits may have put some right again).
   uint32_t scattered(uint32_t level) const {

@@ -230,7 +230,7 @@ TEST_P(GpuFrames, WideLevelsPutBackInSlotOrderMatchTheReference) {
     if (e % 5 == 0) store.set_scale(e, 0.5f + 0.5f * float(v.below(3)));
     if (parent != LevelOrder::kNone) store.set_parent(e, parent);
   };
-  constexpr EntityId kRoots = 32, kWide = LevelOrder::kSlotOrderedMin + 1000;
+  constexpr EntityId kRoots = 32, kWide = 3000;
   for (EntityId r = 0; r < kRoots; ++r) plain(r, LevelOrder::kNone);
   std::vector<EntityId> wide;
   for (EntityId c = 0; c < kWide; ++c) {
@@ -240,6 +240,7 @@ TEST_P(GpuFrames, WideLevelsPutBackInSlotOrderMatchTheReference) {
   for (EntityId g = 0; g < 600; ++g) plain(50000 + g, 100 + v.below(kWide));
   PropagatorOptions options = GetParam().options;
   options.slot_order = SlotOrder::Restore;
+  options.slot_order_min_entries = 2000;
   Propagator gpu = make_propagator(ctx(), options);
   CpuReference cpu;
   ASSERT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);

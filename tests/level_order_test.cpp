@@ -671,7 +671,7 @@ std::vector<uint32_t> level_entries(const LevelOrder& order, uint32_t l) {
 // one's place takes the level's last); once an eighth of it is scattered (divisor 8 here),
 // restore_slot_order() sorts it, and nothing else about the order changes.
 TEST(LevelOrder, WideLevelsScatteredByEditsReturnToSlotOrder) {
-  constexpr uint32_t kRoots = 64, kChildren = LevelOrder::kSlotOrderedMin + 4000;
+  constexpr uint32_t kRoots = 64, kChildren = 12000, kMin = 10000;
   EntityStore store;
   LevelOrder order;
   for (EntityId r = 0; r < kRoots; ++r) store.create(r);
@@ -690,17 +690,15 @@ TEST(LevelOrder, WideLevelsScatteredByEditsReturnToSlotOrder) {
   EXPECT_TRUE(std::is_sorted(fresh.begin(), fresh.end()));
   EXPECT_EQ(order.scattered(1), 0u);
   EXPECT_FALSE(order.aligned(2));  // from here on, alignment is kept through the edits
-  EXPECT_EQ(order.restore_slot_order(1), 0u) << "nothing scattered yet";
+  EXPECT_EQ(order.restore_slot_order(1, kMin), 0u) << "nothing scattered yet";
 
   std::mt19937 rng(5);
   EntityId next = 200000;
   std::vector<EntityId> children;
   for (EntityId c = 0; c < kChildren; ++c) children.push_back(1000 + c);
-  uint32_t frames = 0;
-  while (uint64_t(order.scattered(1)) * 8 < order.levels()[1].count) {
-    ASSERT_LT(++frames, 100u) << "the edits scatter the level";
-    EXPECT_EQ(order.restore_slot_order(8), 0u) << "below an eighth, frame " << frames;
-    for (int k = 0; k < 100; ++k) {
+  // `n` children despawned, as many spawned under random roots, in one frame.
+  const auto churn = [&](int n) {
+    for (int k = 0; k < n; ++k) {
       const size_t victim = rng() % children.size();
       store.destroy(children[victim]);
       children[victim] = next;
@@ -709,13 +707,20 @@ TEST(LevelOrder, WideLevelsScatteredByEditsReturnToSlotOrder) {
       ++next;
     }
     apply_frame(store, order);
+  };
+  uint32_t frames = 0;
+  while (uint64_t(order.scattered(1)) * 8 < order.levels()[1].count) {
+    ASSERT_LT(++frames, 100u) << "the edits scatter the level";
+    EXPECT_EQ(order.restore_slot_order(8, kMin), 0u) << "below an eighth, frame " << frames;
+    churn(100);
   }
   const std::vector<uint32_t> before = level_entries(order, 1);
   ASSERT_FALSE(std::is_sorted(before.begin(), before.end()));
   const std::vector<uint32_t> narrow_before = level_entries(order, 2);
   order.take_moved();
 
-  EXPECT_EQ(order.restore_slot_order(8), before.size());
+  EXPECT_EQ(order.restore_slot_order(8, kChildren + 1), 0u) << "narrower than asked for";
+  EXPECT_EQ(order.restore_slot_order(8, kMin), before.size());
   std::vector<uint32_t> after = level_entries(order, 1);
   EXPECT_TRUE(std::adjacent_find(after.begin(), after.end(), std::greater_equal<uint32_t>()) ==
               after.end())
@@ -732,26 +737,17 @@ TEST(LevelOrder, WideLevelsScatteredByEditsReturnToSlotOrder) {
   expect_matches_sort(store, order, "sorted");
   for (uint32_t l = 1; l < order.level_count(); ++l)
     EXPECT_EQ(order.aligned(l), aligned_by_definition(order, l)) << l;
-  EXPECT_EQ(order.restore_slot_order(1), 0u) << "nothing scattered any more";
+  EXPECT_EQ(order.restore_slot_order(1, kMin), 0u) << "nothing scattered any more";
   // Edits go on from the sorted positions.
   for (int frame = 0; frame < 3; ++frame) {
-    for (int k = 0; k < 200; ++k) {
-      const size_t victim = rng() % children.size();
-      store.destroy(children[victim]);
-      children[victim] = next;
-      store.create(next);
-      store.set_parent(next, EntityId(rng() % kRoots));
-      ++next;
-    }
-    apply_frame(store, order);
+    churn(200);
     expect_matches_sort(store, order, "edited after sorting");
     for (uint32_t l = 1; l < order.level_count(); ++l)
       EXPECT_EQ(order.aligned(l), aligned_by_definition(order, l)) << l;
   }
 }
 
-// Levels narrower than kSlotOrderedMin are never reordered, however scattered: the scans read
-// their positions (aligned()), and they hold few of the bytes.
+// Levels narrower than asked for are never reordered, however scattered.
 TEST(LevelOrder, NarrowLevelsKeepTheOrderEditsLeft) {
   EntityStore store;
   LevelOrder order;
@@ -762,8 +758,12 @@ TEST(LevelOrder, NarrowLevelsKeepTheOrderEditsLeft) {
   apply_frame(store, order);
   ASSERT_GT(order.scattered(0), 0u);
   const std::vector<uint32_t> before = level_entries(order, 0);
-  EXPECT_EQ(order.restore_slot_order(1), 0u);
+  ASSERT_GE(order.scattered(0) * 4, before.size());
+  EXPECT_EQ(order.restore_slot_order(4, 2001), 0u);
   EXPECT_EQ(level_entries(order, 0), before);
+  EXPECT_EQ(order.restore_slot_order(4, 2000), 2000u) << "wide enough";
+  const std::vector<uint32_t> after = level_entries(order, 0);
+  EXPECT_TRUE(std::is_sorted(after.begin(), after.end()));
 }
 
 }  // namespace
