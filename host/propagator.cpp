@@ -119,7 +119,8 @@ Status Propagator::update(EntityStore& store) {
       m.order.apply(store, changes.structural);
       host.order_ms = lap_ms(lap);
       m.order.compact(m.options.compact_per_frame);
-      m.stats.slot_ordered_entities = m.order.restore_slot_order(m.slot_order_divisor(), m.options.slot_order_min_entries);
+      m.stats.slot_ordered_entities =
+          m.order.restore_slot_order(m.slot_order_divisor(), m.options.slot_order_min_entries);
       host.compact_ms = lap_ms(lap);
     }
     m.stats.compacted_entities = m.order.compacted();

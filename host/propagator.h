@@ -123,8 +123,8 @@ struct FrameStats {
   uint32_t structural_changes = 0;    // slots the store listed as structurally changed
   uint32_t moved_entities = 0;        // entities whose level or parent changed by the edits
   uint32_t compacted_entities = 0;    // entities moved up toward their depth (compact_per_frame)
-  uint32_t slot_ordered_entities = 0; // entries of a level put back in slot order (SlotOrder)
   uint32_t slack_entities = 0;        // ... queued for that still (an upper bound)
+  uint32_t slot_ordered_entities = 0; // entries of a level put back in slot order (SlotOrder)
   uint32_t staged_entities = 0;       // entities whose bytes were staged (or written in place)
   uint32_t values_only_entities = 0;  // ... of which only the new values (EntityStore's
                                       // StoreChanges::values, when nothing else depends on them)
