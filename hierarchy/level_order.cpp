@@ -102,7 +102,7 @@ void LevelOrder::remove_entry(uint32_t slot) {
     // The level's last entry fills the hole: out of slot order unless it falls between the
     // hole's neighbours (its old place, the last, left no gap).
     if ((i > seg.begin && entries_[i - 1] > moved) || (i + 1 < last && entries_[i + 1] < moved))
-      ++scattered_[level];
+      note_scattered(level);
   }
   entries_[last] = kNone;
   --seg.count;
@@ -135,7 +135,7 @@ void LevelOrder::insert_entry(uint32_t slot, uint32_t level) {
     relocate(level, std::max(kMinSegment, levels_[level].capacity * 2));
   Segment& seg = levels_[level];
   const uint32_t i = seg.begin + seg.count++;
-  if (i > seg.begin && entries_[i - 1] > slot) ++scattered_[level];
+  if (i > seg.begin && entries_[i - 1] > slot) note_scattered(level);
   entries_[i] = slot;
   node_[slot].entry = i;
   node_[slot].level = level;
@@ -188,6 +188,7 @@ void LevelOrder::lay_out_afresh(uint32_t slack_divisor, uint32_t keep_levels) {
   // about to fill.
   levels_.resize(std::max(level_count(), keep_levels));
   scattered_.resize(levels_.size(), 0);
+  std::erase_if(scattered_levels_, [&](uint32_t l) { return l >= levels_.size(); });
   SlotVector<uint32_t> old = std::move(entries_);
   size_t total = 0;
   for (Segment& seg : levels_) total += seg.count + seg.count / slack_divisor + kMinSegment;
@@ -576,16 +577,28 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   relinked_.insert(relinked_.end(), alive.begin(), alive.end());
 }
 
+void LevelOrder::note_scattered(uint32_t level) {
+  if (scattered_[level]++ == 0) scattered_levels_.push_back(level);
+}
+
 uint32_t LevelOrder::restore_slot_order(uint32_t divisor, uint32_t min_entries) {
   if (divisor == 0) return 0;
-  // The most scattered level past the threshold, relative to its size.
+  // The most scattered level past the threshold, relative to its size, among the levels with
+  // any entry scattered (a 10M chain has 10M levels, none of them ever scattered).
   uint32_t pick = kNone;
-  for (uint32_t l = 0; l < levels_.size(); ++l) {
+  size_t listed = 0;
+  for (size_t k = 0; k < scattered_levels_.size(); ++k) {
+    const uint32_t l = scattered_levels_[k];
     const uint64_t count = levels_[l].count, scattered = scattered_[l];
     if (count == 0 || count < min_entries || scattered * divisor < count) continue;
-    if (pick == kNone || scattered * levels_[pick].count > scattered_[pick] * count) pick = l;
+    if (pick == kNone || scattered * levels_[pick].count > scattered_[pick] * count) {
+      pick = l;
+      listed = k;
+    }
   }
   if (pick == kNone) return 0;
+  scattered_levels_[listed] = scattered_levels_.back();
+  scattered_levels_.pop_back();
   Segment& seg = levels_[pick];
   uint32_t* const entries = entries_.data() + seg.begin;
   const uint32_t n = seg.count;

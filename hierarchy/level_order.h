@@ -180,6 +180,7 @@ class LevelOrder {
   void push_below(uint32_t top);
   void queue_slack(uint32_t slot);
   void note_rewritten(uint32_t begin, uint32_t end);
+  void note_scattered(uint32_t level);
   void note_moved(uint32_t slot);
   void touch(uint32_t level, uint32_t position);
   bool misfits(uint32_t level, uint32_t position);
@@ -217,6 +218,7 @@ class LevelOrder {
   SlotVector<uint32_t> entries_;
   std::vector<Segment> levels_;
   std::vector<uint32_t> scattered_;  // per level (scattered())
+  std::vector<uint32_t> scattered_levels_;  // the levels whose scattered_ is above 0, once each
   std::vector<uint32_t> sort_scratch_;  // restore_slot_order()'s, kept for its capacity
   uint32_t live_ = 0;
   uint32_t abandoned_ = 0;  // entries_ space no segment owns any more
