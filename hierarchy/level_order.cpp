@@ -578,7 +578,9 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
 }
 
 void LevelOrder::note_scattered(uint32_t level) {
-  if (scattered_[level]++ == 0) scattered_levels_.push_back(level);
+  uint32_t& n = scattered_[level];
+  if (n == 0) scattered_levels_.push_back(level);
+  if (n != UINT32_MAX) ++n;  // a level never sorted does not wrap back to 0 (and a second listing)
 }
 
 uint32_t LevelOrder::restore_slot_order(uint32_t divisor, uint32_t min_entries) {
