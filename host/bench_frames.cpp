@@ -53,6 +53,7 @@ void read_frame_figures(const Propagator& gpu, FrameRecord& r) {
   r.climbed_levels = fs.climbed_levels;
   r.shared_wide_stores = fs.shared_wide_stores;
   r.word_stores = fs.word_stores;
+  r.slot_order = fs.slot_order;
   r.zeroed_ahead_bytes = fs.zeroed_ahead_bytes;
   r.addressing = fs.descriptors ? (fs.texel_reads ? "texels" : "descriptors")
                                 : (fs.texel_reads ? "address-texels" : "addresses");

@@ -56,6 +56,7 @@ struct FrameRecord {
   uint32_t climbed_levels = 0;  // top levels in one climb step
   bool shared_wide_stores = false;  // FrameStats::shared_wide_stores
   bool word_stores = false;         // FrameStats::word_stores
+  bool slot_order = false;          // FrameStats::slot_order
   uint64_t zeroed_ahead_bytes = 0;  // FrameStats::zeroed_ahead_bytes
   // How the passes reached the arrays, in --addressing's words: "descriptors", "texels",
   // "addresses" or "address-texels" (FrameStats::descriptors, texel_reads).

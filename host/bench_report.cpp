@@ -87,6 +87,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"climbed_levels", f.climbed_levels},
           {"shared_wide_stores", f.shared_wide_stores},
           {"word_stores", f.word_stores},
+          {"slot_order", f.slot_order},
           {"zeroed_ahead_bytes", f.zeroed_ahead_bytes},
           {"addressing", f.addressing},
           {"gpu_time_ms", gpu},

@@ -187,6 +187,7 @@ Status Propagator::update(EntityStore& store) {
   m.stats.in_place_inputs = m.packs_in_place;
   m.stats.shared_wide_stores = m.shared_wide_stores();
   m.stats.word_stores = m.word_stores();
+  m.stats.slot_order = m.slot_order_divisor() != 0;
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();
   return ok_status();

@@ -153,6 +153,8 @@ struct FrameStats {
   bool shared_wide_stores = false;    // the wide passes were built to store through shared
                                       // memory where slots allow (WideStores)
   bool word_stores = false;           // LocalToWorld was written as 64-bit words (WorldWrites)
+  bool slot_order = false;            // scattered wide levels are put back in slot order
+                                      // (SlotOrder resolved for the device)
   uint32_t pass_features = 0;         // the union of the evaluate passes' specializations: the
                                       // rules they were built with (shaders/pass_features.h)
   uint32_t chain_steps = 0;           // chains of one-entity levels walked by one subgroup

@@ -142,6 +142,18 @@ Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
       Result<OutputLayout> layout = parse_output_layout(w.value("--output-layout"));
       if (!layout) return layout.error();
       o.output_layout = *layout;
+    } else if (w.is("--slot-order")) {
+      const std::optional<std::string> v = w.value("--slot-order");
+      if (v == "auto") {
+        o.slot_order = SlotOrder::Auto;
+      } else if (v == "restore") {
+        o.slot_order = SlotOrder::Restore;
+      } else if (v == "keep") {
+        o.slot_order = SlotOrder::Keep;
+      } else {
+        return Error{"--slot-order needs auto, restore or keep" +
+                     (v ? ", not '" + *v + "'" : std::string())};
+      }
     } else if (w.arg() == "--validate" && w.is_option()) {
       o.validate = true;
     } else if (w.arg() == "--json" && w.is_option()) {

@@ -31,6 +31,7 @@ struct RunOptions {
   std::string save_world;  // --save-world DIR: write the world's streams and manifest there
   uint64_t max_buffer_bytes = 0;  // --max-buffer-bytes: PropagatorOptions' cap; 0: the device's
   OutputLayout output_layout = OutputLayout::Float4x4;  // --output-layout 4x4|3x4 (GPU path)
+  SlotOrder slot_order = SlotOrder::Auto;  // --slot-order auto|restore|keep (GPU path)
   bool validate = false;
   bool json = false;
   bool help = false;

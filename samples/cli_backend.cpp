@@ -30,17 +30,14 @@ GpuBackend::~GpuBackend() {
 }
 
 Result<std::unique_ptr<GpuBackend>> GpuBackend::open(const std::string& device,
-                                                     uint64_t max_buffer_bytes,
-                                                     OutputLayout layout) {
+                                                     const PropagatorOptions& propagator_options) {
   ContextOptions options;
   options.device = device;
   Result<VulkanContext> context = VulkanContext::create_headless(options);
   if (!context) return context.error();
   auto impl = std::make_unique<Impl>();
   impl->context = std::make_unique<VulkanContext>(std::move(*context));
-  Result<Propagator> propagator =
-      Propagator::create(*impl->context,
-                         {.max_buffer_bytes = max_buffer_bytes, .output_layout = layout});
+  Result<Propagator> propagator = Propagator::create(*impl->context, propagator_options);
   if (!propagator) {
     return Error{"setting up the GPU path on '" + impl->context->device_name() +
                  "' failed: " + propagator.error().message};
@@ -84,11 +81,11 @@ Result<Evaluation> GpuBackend::frame(EntityStore& store, bool read_back) {
   return e;
 }
 
-Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool validate,
-                                                     const std::string& device,
-                                                     uint64_t max_buffer_bytes,
-                                                     OutputLayout layout,
+Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(const RunOptions& run,
                                                      std::string& fallback) {
+  const Backend backend = run.backend;
+  const bool validate = run.validate;
+  const std::string& device = run.device;
   // A --device the user named is binding: never a silent fallback, and checked even when no
   // device is opened.
   if (backend == Backend::Cpu && !validate) {
@@ -96,7 +93,10 @@ Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool valid
       if (Status named = check_device_option(device); !named) return named.error();
     return std::unique_ptr<GpuBackend>();
   }
-  Result<std::unique_ptr<GpuBackend>> opened = GpuBackend::open(device, max_buffer_bytes, layout);
+  Result<std::unique_ptr<GpuBackend>> opened =
+      GpuBackend::open(device, {.slot_order = run.slot_order,
+                                .max_buffer_bytes = run.max_buffer_bytes,
+                                .output_layout = run.output_layout});
   if (opened) return opened;
   if (backend == Backend::Gpu)
     return Error{"--backend gpu: no usable Vulkan device: " + opened.error().message};

@@ -36,11 +36,9 @@ class GpuBackend {
  public:
   // `device`: an index or a name substring; empty: TPROP_DEVICE, else the best device. The error
   // says why no device could be used.
-  // max_buffer_bytes, layout: PropagatorOptions::max_buffer_bytes (0: the device's limit) and
-  // output_layout (read-back gives float4x4 either way).
-  static Result<std::unique_ptr<GpuBackend>> open(
-      const std::string& device, uint64_t max_buffer_bytes = 0,
-      OutputLayout layout = OutputLayout::Float4x4);
+  // `options`: the Propagator's (read-back gives float4x4 whatever the output layout).
+  static Result<std::unique_ptr<GpuBackend>> open(const std::string& device,
+                                                  const PropagatorOptions& options = {});
   ~GpuBackend();
   std::string device_name() const;
 
@@ -60,10 +58,7 @@ class GpuBackend {
 // nullptr). An error, the message to fail with, when --backend gpu or --validate needs a device
 // that is not usable; with auto, no usable device gives nullptr, `fallback` says why and a
 // one-line notice goes to stderr.
-Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(Backend backend, bool validate,
-                                                     const std::string& device,
-                                                     uint64_t max_buffer_bytes,
-                                                     OutputLayout layout,
+Result<std::unique_ptr<GpuBackend>> open_gpu_for_run(const RunOptions& options,
                                                      std::string& fallback);
 
 // One frame on the CPU reference. With `bake` the whole frame protocol runs (take the changes,

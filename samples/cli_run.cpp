@@ -55,7 +55,7 @@ const char* run_usage() {
          "                 [--validate] [--json]\n"
          "       tprop run WORLD [--frames N] [--save-world DIR] [--dump FILE] [--backend ...]\n"
          "                 [--seed N] [--device ...] [--max-buffer-bytes B] [--output-layout L]\n"
-         "                 [--validate] [--json]\n"
+         "                 [--slot-order S] [--validate] [--json]\n"
          "\n"
          "Loads SCENE (default: the bundled solar system), computes every entity's\n"
          "LocalToWorld once and prints a summary: entities, roots, levels, cycles broken,\n"
@@ -89,6 +89,10 @@ const char* run_usage() {
          "                      3x4 fails (exit 1, naming the entity) on a scene with a matrix\n"
          "                      whose last row is not (0, 0, 0, 1); results, dumps and\n"
          "                      --validate are the same either way\n"
+         "  --slot-order S      whether the GPU path sorts a wide level of its order back\n"
+         "                      into slot order once edits scattered a thirty-second of it:\n"
+         "                      auto (default: on a CPU device), restore or keep (README.md,\n"
+         "                      PropagatorOptions::slot_order)\n"
          "  --validate          run both backends and print the largest difference of the GPU\n"
          "                      from the CPU reference, in units of the tolerance (16 float\n"
          "                      ulps per hierarchy level, relative to the matrix's magnitude;\n"
@@ -147,8 +151,7 @@ int run_command(const std::vector<std::string>& args) {
   // The GPU, when the backend or --validate asks for it.
   progress.phase("opening the Vulkan device");
   Result<std::unique_ptr<GpuBackend>> opened =
-      open_gpu_for_run(options.backend, options.validate, options.device,
-                       options.max_buffer_bytes, options.output_layout, report.fallback);
+      open_gpu_for_run(options, report.fallback);
   progress.done();
   if (!opened) return fail(progress, opened.error().message);
   std::unique_ptr<GpuBackend> gpu = std::move(*opened);

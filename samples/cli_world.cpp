@@ -196,6 +196,7 @@ std::string world_json(const WorldReport& r) {
                 {"moved", f.stats->moved_entities},
                 {"compacted", f.stats->compacted_entities},
                 {"slot_ordered", f.stats->slot_ordered_entities},
+                {"slot_order", f.stats->slot_order},
                 {"structural_changes", f.stats->structural_changes},
                 {"upload_bytes", f.stats->upload_bytes},
                 {"evaluated", f.stats->evaluated_entities},
@@ -333,8 +334,7 @@ int run_world(const RunOptions& options, const std::string& input) {
   const uint32_t frames = options.frames ? options.frames : std::max(1u, streams->frame_count());
 
   Result<std::unique_ptr<GpuBackend>> opened =
-      open_gpu_for_run(options.backend, options.validate, options.device,
-                       options.max_buffer_bytes, options.output_layout, report.fallback);
+      open_gpu_for_run(options, report.fallback);
   if (!opened) return fail(opened.error().message);
   std::unique_ptr<GpuBackend> gpu = std::move(*opened);
   const bool on_gpu = options.backend != Backend::Cpu && gpu;

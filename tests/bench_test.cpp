@@ -314,9 +314,10 @@ TEST(Bench, ClimbedTopLevelsAreWhatTheCommandLineAsksFor) {
   }
 }
 
-// --wide-stores and --world-writes: the wide passes built to store through shared memory or
-// not, the matrices stored as 64-bit words or as float vectors, as the report says frame by
-// frame, and every frame still validates.
+// --wide-stores, --world-writes and --slot-order: the wide passes built to store through shared
+// memory or not, the matrices stored as 64-bit words or as float vectors, scattered levels put
+// back in slot order or not, as the report says frame by frame, and every frame still
+// validates.
 TEST(Bench, StoresAreWhatTheCommandLineAsksFor) {
   REQUIRE_DEVICE_OR_SKIP();
   struct Case {
@@ -327,7 +328,9 @@ TEST(Bench, StoresAreWhatTheCommandLineAsksFor) {
   const Case cases[] = {{"--wide-stores shared", "shared_wide_stores", true},
                         {"--wide-stores direct", "shared_wide_stores", false},
                         {"--world-writes words", "word_stores", true},
-                        {"--world-writes vectors", "word_stores", false}};
+                        {"--world-writes vectors", "word_stores", false},
+                        {"--slot-order restore", "slot_order", true},
+                        {"--slot-order keep", "slot_order", false}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args);
     const nlohmann::json doc = bench_json("--sizes 2k --scenes flat,forest4 --validate " + c.args);
@@ -340,6 +343,10 @@ TEST(Bench, StoresAreWhatTheCommandLineAsksFor) {
       }
     }
   }
+  // Without the options both follow the device: words and slot order on a CPU device alone.
+  const nlohmann::json doc = bench_json("--sizes 2k --scenes forest4");
+  for (const auto& f : doc.at("scenes")[0].at("frames"))
+    EXPECT_EQ(f.at("slot_order").get<bool>(), f.at("word_stores").get<bool>());
 }
 
 // --addressing: the passes reach the arrays as the command line asks (a 2k scene fits one

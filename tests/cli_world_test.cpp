@@ -260,6 +260,22 @@ TEST_F(CliWorld, WorldOptionsOnAnythingElseAreUsageErrors) {
   o = run_tprop("run gen:dclworld:2 --frames 0");
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_CONTAINS(o.err, "--frames needs");
+  o = run_tprop("run gen:dclworld:2 --frames 2 --slot-order sorted");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_CONTAINS(o.err, "--slot-order needs auto, restore or keep, not 'sorted'");
+}
+
+// --slot-order reaches the Propagator: each frame's report says whether scattered levels are
+// put back in slot order, and the replay validates either way.
+TEST_F(CliWorld, SlotOrderIsWhatTheCommandLineAsksFor) {
+  REQUIRE_DEVICE_OR_SKIP();
+  for (const std::string order : {"restore", "keep"}) {
+    SCOPED_TRACE(order);
+    const json j = run_json("run gen:dclworld:4:2 --frames 3 --validate --slot-order " + order);
+    ASSERT_FALSE(j.is_discarded());
+    EXPECT_TRUE(j["validate"]["within_tolerance"].get<bool>());
+    for (const json& f : j["frames"]) EXPECT_EQ(f["staged"]["slot_order"], order == "restore");
+  }
 }
 
 TEST_F(CliWorld, ValidateComparesTheGpuWithTheReferenceOnEveryFrame) {
