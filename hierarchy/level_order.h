@@ -219,7 +219,7 @@ class LevelOrder {
   std::vector<Segment> levels_;
   std::vector<uint32_t> scattered_;  // per level (scattered())
   std::vector<uint32_t> scattered_levels_;  // the levels whose scattered_ is above 0, once each
-  std::vector<uint32_t> sort_scratch_;  // restore_slot_order()'s, kept for its capacity
+  SlotVector<uint32_t> sort_scratch_;  // restore_slot_order()'s, kept for its capacity
   uint32_t live_ = 0;
   uint32_t abandoned_ = 0;  // entries_ space no segment owns any more
 
