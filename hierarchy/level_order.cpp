@@ -229,70 +229,6 @@ void LevelOrder::note_rewritten(uint32_t begin, uint32_t end) {
   }
 }
 
-// Positions stay positions when a segment moves: so do their misfits.
-void LevelOrder::move_misfits(uint32_t from, uint32_t to, uint32_t count) {
-  for (uint32_t k = 0; k < count; ++k) {
-    misfit_[to + k] = misfit_[from + k];
-    misfit_[from + k] = 0;
-  }
-}
-
-// A position of `level` whose fit an edit may have changed (any position, live or not: the
-// check skips those beyond the count). A level wider than kAlignedTrackedMax stops being kept
-// instead: edits to wide levels cost nothing, and none is asked about while wide.
-void LevelOrder::touch(uint32_t level, uint32_t position) {
-  if (level == 0 || level >= levels_.size() || misfit_count_[level] == kNone) return;
-  if (levels_[level].count > kAlignedTrackedMax) {
-    misfit_count_[level] = kNone;
-    return;
-  }
-  if (touched_.size() >= entries_.size() + 65536) {
-    // Not asked for a long while (frames planned from work lists): start afresh rather than
-    // hold more touches than entries.
-    std::fill(misfit_count_.begin(), misfit_count_.end(), kNone);
-    touched_.clear();
-    return;
-  }
-  touched_.push_back({level, position});
-}
-
-bool LevelOrder::misfits(uint32_t level, uint32_t position) {
-  ++alignment_checks_;
-  const Segment& above = levels_[level - 1];
-  if (position >= above.count) return true;
-  const uint32_t entry = entries_[levels_[level].begin + position];
-  return node_[entry].parent != entries_[above.begin + position];
-}
-
-bool LevelOrder::aligned(uint32_t level) {
-  assert(level > 0 && level < levels_.size());
-  if (!aligning_) {
-    aligning_ = true;
-    misfit_.reserve(entries_.capacity());
-    misfit_.assign(entries_.size(), 0);
-    misfit_count_.assign(levels_.size(), kNone);
-  }
-  for (const auto& [l, p] : touched_) {
-    if (l >= levels_.size() || misfit_count_[l] == kNone || p >= levels_[l].count) continue;
-    uint8_t& was = misfit_[levels_[l].begin + p];
-    const uint8_t now = misfits(l, p);
-    if (now != was) now ? ++misfit_count_[l] : --misfit_count_[l];
-    was = now;
-  }
-  touched_.clear();
-  if (misfit_count_[level] == kNone) {
-    const Segment& seg = levels_[level];
-    uint32_t count = 0;
-    for (uint32_t p = 0; p < seg.count; ++p) {
-      const uint8_t now = misfits(level, p);
-      misfit_[seg.begin + p] = now;
-      count += now;
-    }
-    misfit_count_[level] = count;
-  }
-  return levels_[level].count == levels_[level - 1].count && misfit_count_[level] == 0;
-}
-
 void LevelOrder::note_moved(uint32_t slot) {
   if (cold_[slot].moved_stamp == moved_epoch_) return;
   cold_[slot].moved_stamp = moved_epoch_;
@@ -575,66 +511,6 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     place_edited(alive[k]);
   }
   relinked_.insert(relinked_.end(), alive.begin(), alive.end());
-}
-
-void LevelOrder::note_scattered(uint32_t level) {
-  uint32_t& n = scattered_[level];
-  if (n == 0) scattered_levels_.push_back(level);
-  if (n != UINT32_MAX) ++n;  // a level never sorted does not wrap back to 0 (and a second listing)
-}
-
-uint32_t LevelOrder::restore_slot_order(uint32_t divisor, uint32_t min_entries) {
-  if (divisor == 0) return 0;
-  // The most scattered level past the threshold, relative to its size, among the levels with
-  // any entry scattered (a 10M chain has 10M levels, none of them ever scattered).
-  uint32_t pick = kNone;
-  size_t listed = 0;
-  for (size_t k = 0; k < scattered_levels_.size(); ++k) {
-    const uint32_t l = scattered_levels_[k];
-    const uint64_t count = levels_[l].count, scattered = scattered_[l];
-    if (count == 0 || count < min_entries || scattered * divisor < count) continue;
-    if (pick == kNone || scattered * levels_[pick].count > scattered_[pick] * count) {
-      pick = l;
-      listed = k;
-    }
-  }
-  if (pick == kNone) return 0;
-  scattered_levels_[listed] = scattered_levels_.back();
-  scattered_levels_.pop_back();
-  Segment& seg = levels_[pick];
-  uint32_t* const entries = entries_.data() + seg.begin;
-  const uint32_t n = seg.count;
-  // LSD radix sort, 11 bits a pass, as many passes as the slots need (two up to 4 million
-  // slots): O(n) whatever the disorder, where a comparison sort of a 10M scene's widest level
-  // would cost the frame seconds.
-  constexpr uint32_t kBits = 11, kBuckets = 1u << kBits;
-  uint32_t widest = 0;
-  for (uint32_t k = 0; k < n; ++k) widest |= entries[k];
-  sort_scratch_.resize(n);
-  uint32_t* from = entries;
-  uint32_t* to = sort_scratch_.data();
-  std::vector<uint32_t> at(kBuckets);
-  for (uint32_t shift = 0; shift < 32 && (widest >> shift) != 0; shift += kBits) {
-    std::fill(at.begin(), at.end(), 0u);
-    for (uint32_t k = 0; k < n; ++k) ++at[(from[k] >> shift) & (kBuckets - 1)];
-    uint32_t sum = 0;
-    for (uint32_t& a : at) sum += std::exchange(a, sum);
-    for (uint32_t k = 0; k < n; ++k) to[at[(from[k] >> shift) & (kBuckets - 1)]++] = from[k];
-    std::swap(from, to);
-  }
-  if (from != entries) std::copy_n(from, n, entries);
-  // In slot order, these writes walk the nodes forward.
-  for (uint32_t k = 0; k < n; ++k) node_[entries[k]].entry = seg.begin + k;
-  scattered_[pick] = 0;
-  note_rewritten(seg.begin, seg.begin + n);
-  ++version_;
-  if (aligning_) {
-    // Every position of the level moved: its fits and those of the level below are counted
-    // afresh when asked about.
-    misfit_count_[pick] = kNone;
-    if (pick + 1 < misfit_count_.size()) misfit_count_[pick + 1] = kNone;
-  }
-  return n;
 }
 
 void LevelOrder::rebuild(const EntityStore& store) {
