@@ -20,7 +20,7 @@
 # STEP_SECONDS (a limit for every step instead of each one's own), DRIVER_FILES (the Vulkan
 # driver's manifest there: the NVIDIA driver's by default).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 usage() {
   awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
