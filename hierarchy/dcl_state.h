@@ -103,6 +103,10 @@ class CrdtState {
   void prefetch(EntityId e) const {
     if (const NumberRecord* nr = number(dcl_entity_number(e))) prefetch_line(nr);
   }
+  // The same, loaded now (fetch_line): for a caller about to apply a batch of messages.
+  void fetch(EntityId e) const {
+    if (const NumberRecord* nr = number(dcl_entity_number(e))) fetch_line(nr);
+  }
   // A hint that messages come soon: starts loading the table of pages that prefetch() reads
   // first (a scene's first 16,384 numbers are on its first line).
   void prefetch_pages() const {

@@ -265,58 +265,68 @@ CrdtApplyResult DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
 
 // A message costs a few cache misses in a big world (its CRDT record, its number's record, its
 // store record), each waiting for the one before when applied alone, and a world's frame brings
-// each scene only a dozen messages or so. So the messages of every chunk of a feed go through
-// one pipeline, scene after scene: when a message is read, its CRDT and number records are
-// requested; kStoreAhead messages later, its number's record has arrived and names the store
-// records to request (request_store); kLinksAhead messages after its reading, those records
-// name the neighbours in the child lists that a deletion, creation or re-parent rewrites
-// (request_links); kApplyAhead messages after its reading it is applied. The misses of about
-// kApplyAhead messages, of several scenes, overlap. Messages are applied in the order they were
+// each scene only a dozen messages or so. So the messages of every chunk of a feed are applied in
+// batches of kBatch, scene after scene: as a message is read its CRDT and number records are
+// asked for (hints); once the batch is full, its records are loaded in one loop (fetch_line: the
+// loads do not depend on each other, so their misses overlap, and a load is never dropped where
+// a hint may be), the number records name the store records (request_store), which are loaded in
+// a loop too, the child-list entries that deletions, creations and re-parents rewrite are asked
+// for (request_links), and then the batch is applied. Messages are applied in the order they were
 // read, every message of a feed before it returns, so the outcome is the same as one at a time.
-constexpr size_t kStoreAhead = 4;
-constexpr size_t kLinksAhead = 6;
-constexpr size_t kApplyAhead = 8;
-constexpr size_t kPipeline = 16;  // a power of two above kApplyAhead
-static_assert(kStoreAhead < kLinksAhead && kLinksAhead < kApplyAhead &&
-              kApplyAhead < kPipeline && (kPipeline & (kPipeline - 1)) == 0);
+//
+// Measured (tprop run gen:dclworld:1000:5 --frames 50, this project's VM, six alternated pairs
+// each): with hints alone, issued 4 to 8 messages before each message was applied, 10,000 moves
+// a frame took 2.4 to 2.6 ms of ingest (1.0 ms where nothing had streamed through memory since
+// the frame before, no evaluation: the hints were not enough after one); in batches of 32 loaded
+// this way, 1.7 ms (0.67x to 0.72x), and issue 10's mix of moves, deletions and creations 2.8 ms
+// against 3.4 to 4.4 (0.63x to 0.80x). Batches of 16 gained less, 64 and 128 no more; loading
+// the structural guesses' lines too (links, ids) instead of hinting them measured no better.
+constexpr size_t kBatch = 32;
 
 void DclWorld::stage(SceneData& sc, size_t chunk, const CrdtMessage& m) {
-  Staged& staged = pipeline_[read_ % kPipeline];
+  Staged& staged = batch_[read_ % kBatch];
   staged.scene = &sc;
   staged.chunk = chunk;
-  // feed() reads each message into its place in the ring: no copy then.
+  // feed() reads each message into its place in the batch: no copy then.
   if (&m != &staged.message) staged.message = m;  // reuses the data's capacity
   ++read_;
   sc.state.prefetch(m.entity);
   const uint16_t n = dcl_entity_number(m.entity);
   if (n < sc.numbers.size()) prefetch_line(&sc.numbers[n]);
-  if (read_ - requested_ > kStoreAhead) request_store(pipeline_[requested_++ % kPipeline]);
-  if (read_ - linked_ > kLinksAhead) {
-    const Staged& to_link = pipeline_[linked_++ % kPipeline];
-    if (to_link.unlinks || to_link.links_below != 0) request_links(to_link);  // not a move
+  if (read_ - applied_ == kBatch) apply_batch();
+}
+
+void DclWorld::apply_batch() noexcept {
+  const uint64_t first = applied_;
+  for (uint64_t k = first; k < read_; ++k) {
+    const Staged& staged = batch_[k % kBatch];
+    const SceneData& sc = *staged.scene;
+    sc.state.fetch(staged.message.entity);
+    const uint16_t n = dcl_entity_number(staged.message.entity);
+    if (n < sc.numbers.size()) fetch_line(&sc.numbers[n]);
   }
-  if (read_ - applied_ > kApplyAhead) apply_staged();
+  for (uint64_t k = first; k < read_; ++k) request_store(batch_[k % kBatch]);
+  for (uint64_t k = first; k < read_; ++k) request_links(batch_[k % kBatch]);
+  for (uint64_t k = first; k < read_; ++k) {
+    const Staged& staged = batch_[k % kBatch];
+    const SceneData& sc = *staged.scene;
+    const uint16_t n = dcl_entity_number(staged.message.entity);
+    if (n != 0 && n < sc.numbers.size() && (sc.numbers[n].flags & kHeld))
+      store_.fetch(sc.numbers[n].slot);
+  }
+  for (; applied_ < read_; ++applied_) {
+    Staged& staged = batch_[applied_ % kBatch];
+    if (!apply_unless_failed(*staged.scene, staged.message))
+      set_error((*statuses_)[staged.chunk], *staged.scene->failure);
+  }
 }
 
-
-void DclWorld::apply_staged() noexcept {
-  Staged& staged = pipeline_[applied_++ % kPipeline];
-  if (!apply_unless_failed(*staged.scene, staged.message))
-    set_error((*statuses_)[staged.chunk], *staged.scene->failure);
-}
-
-void DclWorld::drain() {
-  while (requested_ < read_) request_store(pipeline_[requested_++ % kPipeline]);
-  while (linked_ < read_) request_links(pipeline_[linked_++ % kPipeline]);
-  while (applied_ < read_) apply_staged();
-}
-
-// The store entries that applying a message reads first, requested once its number's record
-// (which holds the slot) has arrived: the entity's record and, by a guess from the message
+// The store entries that applying a message reads first, requested once the batch's number
+// records (which hold the slots) are loaded: the entity's record and, by a guess from the message
 // alone, what destroying it or naming it another parent reads in the store: its links (parent,
 // siblings, children) and, for a destruction, its id and its id-map entry; for a re-parent, the
-// records of both parents' numbers, whose slots the new links name. The messages read before it
-// may not have been applied yet: a wrong guess costs a few wasted requests, never a wrong result.
+// records of both parents' numbers, whose slots the new links name. The batch's earlier messages
+// are not applied yet: a wrong guess costs a few wasted requests, never a wrong result.
 void DclWorld::request_store(Staged& staged) {
   const SceneData& sc = *staged.scene;
   const CrdtMessage& m = staged.message;
@@ -364,9 +374,10 @@ void DclWorld::request_store(Staged& staged) {
 }
 
 // The child-list entries that applying a deletion, creation or re-parent rewrites, requested
-// once the lines request_store() asked for have arrived: the entity's siblings and parent
-// (unlinking it), and the new parent's own entry, whose list it joins. A guess, as there. (Not
-// the scene root's, where half of a world's creations go: asking for it measured no better.)
+// after request_store() has gone over the whole batch (reading the entity's links here loads
+// them where that hint was lost): the entity's siblings and parent (unlinking it), and the new
+// parent's own entry, whose list it joins. A guess, as there. (Not the scene root's, where half
+// of a world's creations go: asking for it measured no better.)
 void DclWorld::request_links(const Staged& staged) {
   if (!staged.unlinks && staged.links_below == 0) return;  // most messages: a move
   const SceneData& sc = *staged.scene;
@@ -408,12 +419,12 @@ std::vector<Status> DclWorld::feed(std::span<const Chunk> chunks) {
     }
     // The messages before the end, or before a malformed one, are applied whatever happens.
     try {
-      // A message is read into its slot of the ring, where one applied already lies (at most
-      // kApplyAhead wait). The ring is made by the first message read, where a failed
-      // allocation stops the scene (feed() does not throw).
+      // A message is read into its place in the batch, where one applied already lies. The
+      // batch's places are made by the first message read, where a failed allocation stops the
+      // scene (feed() does not throw).
       const auto slot_to_read = [&]() -> CrdtMessage& {
-        if (pipeline_.empty()) pipeline_.resize(kPipeline);
-        return pipeline_[read_ % kPipeline].message;
+        if (batch_.empty()) batch_.resize(kBatch);
+        return batch_[read_ % kBatch].message;
       };
       Status st = feed_crdt_bytes_into(sc.reader, chunks[i].bytes, slot_to_read,
                                        [&](const CrdtMessage& m) { stage(sc, i, m); });
@@ -424,7 +435,7 @@ std::vector<Status> DclWorld::feed(std::span<const Chunk> chunks) {
       set_error(out[i], *sc.failure);
     }
   }
-  drain();  // never throws
+  apply_batch();  // the last, partial batch; never throws
   statuses_ = nullptr;
   return out;
 }

@@ -135,8 +135,7 @@ class DclWorld {
   void stage(SceneData& sc, size_t chunk, const CrdtMessage& m);
   void request_store(Staged& staged);
   void request_links(const Staged& staged);
-  void apply_staged() noexcept;
-  void drain();
+  void apply_batch() noexcept;
   void sync(SceneData& sc, EntityId e);
   void release(SceneData& sc, uint16_t number);
   void destroy_held(uint32_t slot, EntityId id);
@@ -153,12 +152,10 @@ class DclWorld {
   std::vector<std::unique_ptr<SceneData>> scenes_;  // by slot; null for a free slot
   std::vector<SceneId> free_slots_;
   size_t scene_count_ = 0;
-  // Messages read but not yet applied: a ring, by count of messages read (see stage()). Empty
-  // between calls; feed() applies every message it read before it returns.
-  std::vector<Staged> pipeline_;
+  // Messages read but not yet applied: the batch (see stage()), by count of messages read.
+  // Empty between calls; feed() applies every message it read before it returns.
+  std::vector<Staged> batch_;
   uint64_t read_ = 0;
-  uint64_t requested_ = 0;  // request_store() done for the messages before
-  uint64_t linked_ = 0;     // request_links() done for the messages before
   uint64_t applied_ = 0;
   std::vector<Status>* statuses_ = nullptr;  // the feed's, by chunk
 };
