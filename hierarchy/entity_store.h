@@ -184,7 +184,8 @@ class EntityStore {
   // applied with set_trs_at): starts loading the slot's record, so that the misses of several
   // slots overlap instead of queueing one by one.
   void prefetch(uint32_t slot) const { prefetch_line(&rec_[slot]); }
-  // The same, loaded now (fetch_line): for a caller about to apply a batch of changes.
+  // The same, loaded now (fetch_line; unlike the hint, the slot must be one the store has):
+  // for a caller about to apply a batch of changes.
   void fetch(uint32_t slot) const { fetch_line(&rec_[slot]); }
   // The same for what re-parenting or destroying the entity at the slot reads first: its links
   // to its parent, siblings and children (one line).
