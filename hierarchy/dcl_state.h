@@ -170,7 +170,7 @@ class CrdtState {
   CrdtCounts counts_;
 };
 
-// Inline: prefetch() asks it for every message a world reads.
+// Inline: prefetch() and fetch() ask it for every message a world reads.
 inline const CrdtState::NumberRecord* CrdtState::number(uint16_t n) const {
   const size_t page = n >> kPageBits;
   if (page >= pages_.size() || !pages_[page]) return nullptr;

@@ -267,11 +267,12 @@ CrdtApplyResult DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
 // store record), each waiting for the one before when applied alone, and a world's frame brings
 // each scene only a dozen messages or so. So the messages of every chunk of a feed are applied in
 // batches of kBatch, scene after scene: as a message is read its CRDT and number records are
-// asked for (hints); once the batch is full, its records are loaded in one loop (fetch_line: the
-// loads do not depend on each other, so their misses overlap, and a load is never dropped where
-// a hint may be), the number records name the store records (request_store), which are loaded in
-// a loop too, the child-list entries that deletions, creations and re-parents rewrite are asked
-// for (request_links), and then the batch is applied. Messages are applied in the order they were
+// asked for (hints); once the batch is full, those records are loaded in one loop (fetch_line:
+// the loads do not depend on each other, so their misses overlap, and a load cannot come too
+// late the way a hint can), the number records name what applying will touch in the store
+// (request_store: hints), the child-list entries that deletions, creations and re-parents
+// rewrite are asked for (request_links), each held entity's own store record is loaded in a
+// loop too, and then the batch is applied. Messages are applied in the order they were
 // read, every message of a feed before it returns, so the outcome is the same as one at a time.
 //
 // Measured (tprop run gen:dclworld:1000:5 --frames 50, this project's VM, six alternated pairs
@@ -404,7 +405,7 @@ std::vector<Status> DclWorld::feed(std::span<const Chunk> chunks) {
   for (size_t i = 0; i < chunks.size(); ++i) {
     // The scenes ahead: a chain of misses otherwise paid one after the other at a scene's
     // start. Two chunks ahead its record and first bytes; one ahead, what the record points to
-    // that the pipeline reads first, its CRDT state's table of pages.
+    // that reading its messages needs first, its CRDT state's table of pages.
     if (i + 2 < chunks.size()) {
       const Chunk& next = chunks[i + 2];
       const char* data = reinterpret_cast<const char*>(&scene(next.scene));

@@ -123,7 +123,7 @@ class DclWorld {
 
  private:
   struct SceneData;
-  struct Staged;  // a message read, on its way through the feed's pipeline
+  struct Staged;  // a message read, waiting in the feed's batch
 
   SceneData& scene(SceneId s);
   const SceneData& scene(SceneId s) const;
@@ -152,8 +152,9 @@ class DclWorld {
   std::vector<std::unique_ptr<SceneData>> scenes_;  // by slot; null for a free slot
   std::vector<SceneId> free_slots_;
   size_t scene_count_ = 0;
-  // Messages read but not yet applied: the batch (see stage()), by count of messages read.
-  // Empty between calls; feed() applies every message it read before it returns.
+  // The batch (see stage()): messages read but not yet applied, by count of messages read. None
+  // waits between calls (its places keep their capacity); feed() applies every message it read
+  // before it returns.
   std::vector<Staged> batch_;
   uint64_t read_ = 0;
   uint64_t applied_ = 0;

@@ -25,9 +25,9 @@ inline void prefetch_line(const void* p) {
 // fetch_line: loads a byte of the line that holds p (which must be readable) and discards it.
 // Hints do not always arrive in time: a world's ingest, each message's lines hinted 4 to 8
 // messages before it was applied, still spent most of its time waiting on them in a frame after
-// an evaluation had streamed through memory (DclWorld::stage). A load is never dropped, and a
-// loop of loads that do not depend on each other overlaps their misses, page walks included;
-// it stalls the loop, so it belongs just before the work that needs the lines.
+// an evaluation had streamed through memory (now batched: DclWorld::stage). A load cannot come
+// too late, and a loop of loads that do not depend on each other overlaps their misses, page
+// walks included; it stalls the loop, so it belongs just before the work that needs the lines.
 inline void fetch_line(const void* p) { (void)*static_cast<const volatile char*>(p); }
 
 }  // namespace tprop

@@ -197,7 +197,7 @@ TEST(DclWorld, RemovingASceneDestroysExactlyItsEntitiesAndItsSlotIsReused) {
   EXPECT_EQ(w.scenes(), (std::vector<SceneId>{a, b}));
 }
 
-// feed() applies messages some way behind reading them (a pipeline): the ones before a
+// feed() applies messages some way behind reading them (in batches): the ones before a
 // malformed message are applied all the same, and the error names the scene and the offset.
 TEST(DclWorld, MessagesBeforeAMalformedOneAreAppliedAndTheErrorNamesTheScene) {
   DclWorld w;

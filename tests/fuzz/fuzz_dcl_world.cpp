@@ -1,7 +1,7 @@
 // libFuzzer harness: a Decentraland world (hierarchy/dcl_world.h) against the single-scene path.
 // The input's CRDT messages (as many as decode, then the undecodable rest) are dealt to a few
-// scenes and fed frame by frame, several scenes' chunks in one DclWorld::feed (so that the
-// feed's pipeline applies one scene's messages while it reads the next's), scenes unloaded and
+// scenes and fed frame by frame, several scenes' chunks in one DclWorld::feed (so that a batch
+// holds several scenes' messages, applied after the next scene's are read), scenes unloaded and
 // loaded again on the way. After every frame each loaded scene must hold what a DclScene fed the
 // same bytes holds, below the scene's root at its parcel: the same entities and values under
 // the same parents (see compare_scene), and the same status for every chunk.
