@@ -214,7 +214,9 @@ bool CrdtState::put_held_transform(const CrdtMessage& m, CrdtOutcome& outcome) {
   EntityRecord& rec = nr.held();
   const std::span<const uint8_t> data(m.data);
   ++counts_.by_type[uint32_t(m.type)];
-  if (rec.has_transform) {
+  // A later lamport wins outright (every move of a stream): the full order only on a tie or
+  // an older one.
+  if (rec.has_transform && m.lamport <= rec.transform.lamport) {
     const int c = lww_compare(m.lamport, false, data, rec.transform);
     if (c <= 0) {
       outcome = c == 0 ? CrdtOutcome::NoOp : CrdtOutcome::Outdated;

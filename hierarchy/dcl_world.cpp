@@ -74,6 +74,11 @@ struct DclWorld::Staged {
   // entity of number `named` (a creation or a re-parent).
   bool unlinks = false;
   uint16_t links_below = 0;  // the named parent's number; 0: none
+  // A Transform that names the parent its held entity has already: a move (apply_move()).
+  bool moves = false;
+  // The number record of its entity (number > 0) while the batch's requests are made (null:
+  // none yet); applying a message may grow the records, so never read while applying.
+  const NumberRecord* record = nullptr;
 };
 
 DclWorld::DclWorld() = default;
@@ -242,6 +247,30 @@ bool DclWorld::apply_unless_failed(SceneData& sc, const CrdtMessage& m,
   }
 }
 
+// What apply() does with a move, without its layers: request_store() found the message a
+// Transform naming the parent its held entity has (staged.moves), which an earlier message of
+// the batch may have changed since, so that is checked again here. False, having changed
+// nothing: apply_unless_failed() takes the message (a scene that failed, a move no more).
+bool DclWorld::apply_move(const Staged& staged) noexcept {
+  SceneData& sc = *staged.scene;
+  const CrdtMessage& m = staged.message;
+  const NumberRecord& record = sc.numbers[dcl_entity_number(m.entity)];  // never shrinks
+  if (sc.failure || !(record.flags & kHeld) ||
+      record.version != dcl_entity_version(m.entity) ||
+      read_u32_le(m.data.data() + kDclTransformSize - 4) != record.parent)
+    return false;
+  CrdtOutcome outcome;
+  if (!sc.state.put_held_transform(m, outcome)) return false;
+  if (outcome != CrdtOutcome::Applied) return true;
+  try {
+    put_dcl_transform_values(store_, record.slot, *decode_dcl_transform(m.data));
+  } catch (...) {  // std::bad_alloc, listing the change: apply_unless_failed() reports it
+    sc.failure = failure_in_flight(sc.name);
+    return false;
+  }
+  return true;
+}
+
 CrdtApplyResult DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
   // Most messages move a held entity: its state takes the Transform without the general
   // dispatch, and under the parent it has already, what sync() would do then is only to write
@@ -284,7 +313,8 @@ CrdtApplyResult DclWorld::apply(SceneData& sc, const CrdtMessage& m) {
 // the structural guesses' lines too (links, ids) instead of hinting them measured no better.
 constexpr size_t kBatch = 32;
 
-void DclWorld::stage(SceneData& sc, size_t chunk, const CrdtMessage& m) {
+[[gnu::always_inline]] inline void DclWorld::stage(SceneData& sc, size_t chunk,
+                                                   const CrdtMessage& m) {
   Staged& staged = batch_[read_ % kBatch];
   staged.scene = &sc;
   staged.chunk = chunk;
@@ -298,25 +328,28 @@ void DclWorld::stage(SceneData& sc, size_t chunk, const CrdtMessage& m) {
 }
 
 void DclWorld::apply_batch() noexcept {
+  Staged* const batch = batch_.data();
   const uint64_t first = applied_;
   for (uint64_t k = first; k < read_; ++k) {
-    const Staged& staged = batch_[k % kBatch];
+    Staged& staged = batch[k % kBatch];
     const SceneData& sc = *staged.scene;
     sc.state.fetch(staged.message.entity);
     const uint16_t n = dcl_entity_number(staged.message.entity);
-    if (n < sc.numbers.size()) fetch_line(&sc.numbers[n]);
+    staged.record = n != 0 && n < sc.numbers.size() ? &sc.numbers[n] : nullptr;
+    if (staged.record) fetch_line(staged.record);
   }
-  for (uint64_t k = first; k < read_; ++k) request_store(batch_[k % kBatch]);
-  for (uint64_t k = first; k < read_; ++k) request_links(batch_[k % kBatch]);
+  for (uint64_t k = first; k < read_; ++k) request_store(batch[k % kBatch]);
   for (uint64_t k = first; k < read_; ++k) {
-    const Staged& staged = batch_[k % kBatch];
-    const SceneData& sc = *staged.scene;
-    const uint16_t n = dcl_entity_number(staged.message.entity);
-    if (n != 0 && n < sc.numbers.size() && (sc.numbers[n].flags & kHeld))
-      store_.fetch(sc.numbers[n].slot);
+    const Staged& staged = batch[k % kBatch];
+    if (staged.unlinks || staged.links_below != 0) request_links(staged);  // not a move's
+  }
+  for (uint64_t k = first; k < read_; ++k) {
+    const NumberRecord* const record = batch[k % kBatch].record;
+    if (record && (record->flags & kHeld)) store_.fetch(record->slot);
   }
   for (; applied_ < read_; ++applied_) {
     Staged& staged = batch_[applied_ % kBatch];
+    if (staged.moves && apply_move(staged)) continue;
     if (!apply_unless_failed(*staged.scene, staged.message))
       set_error((*statuses_)[staged.chunk], *staged.scene->failure);
   }
@@ -334,7 +367,10 @@ void DclWorld::request_store(Staged& staged) {
   const uint16_t n = dcl_entity_number(m.entity);
   staged.unlinks = false;
   staged.links_below = 0;
+  staged.moves = false;
   if (n == 0) return;
+  const NumberRecord* const held =
+      staged.record && (staged.record->flags & kHeld) ? staged.record : nullptr;
   const bool dies =
       m.type == CrdtMessageType::DeleteEntity || m.type == CrdtMessageType::DeleteEntityNetwork;
   const bool transform = m.component == kDclTransformComponentId &&
@@ -345,7 +381,7 @@ void DclWorld::request_store(Staged& staged) {
     const uint16_t p = dcl_entity_number(parent);
     if (p != 0 && p < sc.numbers.size()) prefetch_line(&sc.numbers[p]);
   };
-  if (n >= sc.numbers.size() || !(sc.numbers[n].flags & kHeld)) {
+  if (!held) {
     // Most likely a creation, whose id the store's id map takes: a miss in a cold map (a frame
     // after the GPU's evaluation has passed through the cache). Its parent's record tells where
     // it goes (place(), note_waiting()).
@@ -358,8 +394,9 @@ void DclWorld::request_store(Staged& staged) {
     }
     return;
   }
-  const NumberRecord& r = sc.numbers[n];
+  const NumberRecord& r = *held;
   store_.prefetch(r.slot);
+  staged.moves = transform && named == r.parent;
   if (dies) {
     store_.prefetch_links(r.slot);
     store_.prefetch_id_at(r.slot);
@@ -380,13 +417,9 @@ void DclWorld::request_store(Staged& staged) {
 // parent's own entry, whose list it joins. A guess, as there. (Not the scene root's, where half
 // of a world's creations go: asking for it measured no better.)
 void DclWorld::request_links(const Staged& staged) {
-  if (!staged.unlinks && staged.links_below == 0) return;  // most messages: a move
   const SceneData& sc = *staged.scene;
-  if (staged.unlinks) {
-    const uint16_t n = dcl_entity_number(staged.message.entity);
-    if (n < sc.numbers.size() && (sc.numbers[n].flags & kHeld))
-      store_.prefetch_link_neighbours(sc.numbers[n].slot);
-  }
+  if (staged.unlinks && staged.record && (staged.record->flags & kHeld))
+    store_.prefetch_link_neighbours(staged.record->slot);
   const uint16_t p = staged.links_below;
   if (p != 0 && p < sc.numbers.size() && (sc.numbers[p].flags & kHeld))
     store_.prefetch_links(sc.numbers[p].slot);
@@ -427,8 +460,12 @@ std::vector<Status> DclWorld::feed(std::span<const Chunk> chunks) {
         if (batch_.empty()) batch_.resize(kBatch);
         return batch_[read_ % kBatch].message;
       };
+      // stage() inline, in a lambda inline in the reader's loop: called, the two cost some 30
+      // instructions of a move's 480 (callgrind).
       Status st = feed_crdt_bytes_into(sc.reader, chunks[i].bytes, slot_to_read,
-                                       [&](const CrdtMessage& m) { stage(sc, i, m); });
+                                       [&](const CrdtMessage& m) __attribute__((always_inline)) {
+                                         stage(sc, i, m);
+                                       });
       if (!st) set_error(out[i], scene_error(sc.name, st.error().message.c_str()));
     } catch (...) {
       // A message read but not staged (out of memory) is lost: the scene stops there.

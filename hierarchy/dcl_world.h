@@ -132,6 +132,7 @@ class DclWorld {
   // Whether the message was applied; its result in *result when asked.
   bool apply_unless_failed(SceneData& sc, const CrdtMessage& m,
                            CrdtApplyResult* result = nullptr) noexcept;
+  bool apply_move(const Staged& staged) noexcept;
   void stage(SceneData& sc, size_t chunk, const CrdtMessage& m);
   void request_store(Staged& staged);
   void request_links(const Staged& staged);

@@ -56,7 +56,13 @@ class SmallBytes {
       if (n > 0) std::memmove(block() + 1, bytes.data(), n);
       block()->size = uint32_t(n);
     } else {
-      if (n > 0) std::memmove(bytes_, bytes.data(), n);
+      // A whole inline value (a Decentraland Transform, most of what a world holds) by a copy of
+      // known size; bytes never overlap this object's own then: they would be all of them.
+      if (n == kInline && bytes.data() != bytes_) {
+        std::memcpy(bytes_, bytes.data(), kInline);
+      } else if (n > 0) {
+        std::memmove(bytes_, bytes.data(), n);
+      }
       tag_ = uint8_t(n);
     }
   }
