@@ -271,6 +271,45 @@ TEST(DclWorld, FeedingManyChunksAtOnceEqualsFeedingThemOneByOne) {
   EXPECT_GT(at_once.store().size(), 1000u);  // the streams did fill the store
 }
 
+// A feed applies its messages in batches, a move of a held entity by a shorter path chosen when
+// the batch is read: an earlier message of the same batch that re-parents, kills or re-creates
+// that entity, or a move that loses to the value held, must leave what applying one message at
+// a time leaves.
+TEST(DclWorld, MovesBehindAnEditOfTheirEntityInOneFeedEndAsAppliedOneByOne) {
+  std::vector<uint8_t> setup, frame;
+  for (const CrdtMessage& m : {put_transform(10, 1, at({5, 0, 0}, 0)),
+                               put_transform(11, 1, at({0, 7, 0}, 0)),
+                               put_transform(12, 1, at({0, 0, 1}, 10)),
+                               put_transform(13, 1, at({3, 0, 0}, 0)),
+                               put_transform(14, 1, at({0, 4, 0}, 0))})
+    append_crdt_message(m, setup);
+  for (const CrdtMessage& m : {
+           put_transform(12, 2, at({0, 0, 2}, 11)),  // re-parented under 11...
+           put_transform(12, 3, at({1, 2, 3}, 10)),  // ...and back under 10 in the same batch
+           CrdtMessage::delete_entity(13),
+           put_transform(13, 5, at({9, 9, 9}, 0)),  // its entity is dead: ignored
+           CrdtMessage::delete_entity(14),
+           put_transform(dcl_entity_id(14, 1), 1, at({0, 0, 6}, 0)),  // the number reused...
+           put_transform(dcl_entity_id(14, 1), 2, at({0, 0, 8}, 11)),  // ...and re-parented
+           put_transform(11, 0, at({4, 4, 4}, 0)),   // an older lamport: loses
+           put_transform(10, 2, at({6, 0, 0}, 0))})  // a plain move
+    append_crdt_message(m, frame);
+  DclWorld w;
+  const SceneId s = w.add_scene("a", {2, 0}).value();
+  DclScene single;
+  for (const std::vector<uint8_t>* bytes : {&setup, &frame}) {
+    ASSERT_TRUE(w.feed(s, *bytes));
+    ASSERT_TRUE(single.feed(*bytes));
+  }
+  const Evaluated ev(w.store());
+  EXPECT_TRUE(scene_matches(w, ev, s, single));
+  EXPECT_TRUE(near(ev.of(w.store(), *w.store_id(s, 12)), T(32 + 6 + 1, 2, 3)));
+  EXPECT_FALSE(w.store_id(s, 13));
+  EXPECT_FALSE(w.store_id(s, 14));
+  EXPECT_TRUE(near(ev.of(w.store(), *w.store_id(s, dcl_entity_id(14, 1))), T(32, 7, 8)));
+  EXPECT_TRUE(near(ev.of(w.store(), *w.store_id(s, 11)), T(32, 7, 0)));
+}
+
 TEST(DclWorld, AddingBeyondTheSlotLimitIsAClearError) {
   DclWorld w;
   for (uint32_t i = 0; i < DclWorld::kMaxScenes; ++i) ASSERT_TRUE(w.add_scene("s", {0, 0}));
