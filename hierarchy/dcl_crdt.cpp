@@ -1,7 +1,6 @@
 #include "dcl_crdt.h"
 
 #include <cassert>
-#include <cstring>
 
 #include "dcl_transform.h"
 
@@ -201,7 +200,6 @@ size_t CrdtStreamReader::missing_bytes() const {
 }
 
 size_t CrdtStreamReader::parse(const uint8_t* p, size_t available, CrdtMessage& out) {
-  if (read_transform_put(p, available, out)) return kTransformPutLength;
   if (available < kCrdtHeaderSize) return 0;
   const uint32_t length = read_u32_le(p);
   const uint32_t raw_type = read_u32_le(p + 4);

@@ -143,10 +143,10 @@ class CrdtStreamReader {
   // consumed_). A plain size, not a Result: a world reads some 12,000 messages a frame here.
   static constexpr size_t kMalformed = SIZE_MAX;
   size_t parse(const uint8_t* p, size_t available, CrdtMessage& out);
-  // parse() of most messages of a stream, inline: a PUT_COMPONENT of a Transform's 44 bytes,
-  // whole among the available bytes, whose checks come down to its dataLength and whose data
-  // is copied by a copy of known size (a world frame reads some 12,000 of them). False, having
-  // read nothing, for any other message.
+  // What parse() does with most messages of a stream, inline, for feed_into()'s messages read
+  // in place: a PUT_COMPONENT of a Transform's 44 bytes, whole among the available bytes, whose
+  // checks come down to its dataLength and whose data is copied by a copy of known size (a world
+  // frame reads some 12,000 of them). False, having read nothing, for any other message.
   static constexpr size_t kPutFixed = kCrdtHeaderSize + 16;
   static constexpr uint32_t kTransformPutLength = kPutFixed + kDclTransformSize;
   static bool read_transform_put(const uint8_t* p, size_t available, CrdtMessage& out) {

@@ -76,8 +76,9 @@ struct DclWorld::Staged {
   uint16_t links_below = 0;  // the named parent's number; 0: none
   // A Transform that names the parent its held entity has already: a move (apply_move()).
   bool moves = false;
-  // The number record of its entity (number > 0) while the batch's requests are made (null:
-  // none yet); applying a message may grow the records, so never read while applying.
+  // The number record of its entity while the batch's requests are made (null for number 0 and
+  // for a number with no record yet); applying a message may grow the records, so it is never
+  // read while applying.
   const NumberRecord* record = nullptr;
 };
 
@@ -249,8 +250,10 @@ bool DclWorld::apply_unless_failed(SceneData& sc, const CrdtMessage& m,
 
 // What apply() does with a move, without its layers: request_store() found the message a
 // Transform naming the parent its held entity has (staged.moves), which an earlier message of
-// the batch may have changed since, so that is checked again here. False, having changed
-// nothing: apply_unless_failed() takes the message (a scene that failed, a move no more).
+// the batch may have changed since, so that is checked again here. False: apply_unless_failed()
+// takes the message, which this left unapplied (a scene that failed, a move no more), or reports
+// the failure this just met (out of memory listing the change: the state holds the message
+// then, as the general path's would).
 bool DclWorld::apply_move(const Staged& staged) noexcept {
   SceneData& sc = *staged.scene;
   const CrdtMessage& m = staged.message;
@@ -260,6 +263,7 @@ bool DclWorld::apply_move(const Staged& staged) noexcept {
       read_u32_le(m.data.data() + kDclTransformSize - 4) != record.parent)
     return false;
   CrdtOutcome outcome;
+  // Outside the try: a 44-byte value is held inline (SmallBytes), so taking it allocates nothing.
   if (!sc.state.put_held_transform(m, outcome)) return false;
   if (outcome != CrdtOutcome::Applied) return true;
   try {
@@ -360,7 +364,8 @@ void DclWorld::apply_batch() noexcept {
 // alone, what destroying it or naming it another parent reads in the store: its links (parent,
 // siblings, children) and, for a destruction, its id and its id-map entry; for a re-parent, the
 // records of both parents' numbers, whose slots the new links name. The batch's earlier messages
-// are not applied yet: a wrong guess costs a few wasted requests, never a wrong result.
+// are not applied yet: a wrong guess costs a few wasted requests, never a wrong result. So is
+// `moves`, the guess that the message moves a held entity: apply_move() checks it again.
 void DclWorld::request_store(Staged& staged) {
   const SceneData& sc = *staged.scene;
   const CrdtMessage& m = staged.message;
