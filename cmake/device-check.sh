@@ -14,7 +14,8 @@
 #   bench       the scoreboard: --sizes $SIZES (100k,1M,10M), --repeat 5, --warm-gpu 200, JSON
 #   slot-order  1M and 10M forest4 churn, --repeat 60, --slot-order keep then restore, JSON
 #               (SlotOrder::Auto keeps on GPUs unmeasured: this is the measurement)
-#   world       tprop run gen:dclworld:1000:5:edits=spawn --frames 30 --json (issue 10's frame)
+#   world       tprop run gen:dclworld:1000:5:edits=KIND --frames 30 --json for KIND spawn (issue
+#               10's frame), move and all, as one JSON object by kind ($WORLD alone when set)
 #   100m        gen:forest:100000000:4, full and 1% values frames (generation ~1 min, 60 GB)
 # Environment: SIZES, VALIDATE_SIZES (100k,1M), SLOT_SIZES (1M,10M), WORLD (the world spec),
 # STEP_SECONDS (a limit for every step instead of each one's own), DRIVER_FILES (the Vulkan
@@ -59,7 +60,7 @@ fi
 sizes=${SIZES:-100k,1M,10M}
 slot_sizes=${SLOT_SIZES:-1M,10M}
 validate_sizes=${VALIDATE_SIZES:-100k,1M}
-world=${WORLD:-gen:dclworld:1000:5:edits=spawn}
+world=${WORLD:-}
 
 # step NAME LIMIT_SECONDS OUTPUT_FILE COMMAND...: runs COMMAND with its stdout into the file and
 # its stderr into the log, under the limit, and logs how it ended.
@@ -77,6 +78,11 @@ slot_runs="churn() { $bin/tprop_bench --sizes $slot_sizes --scenes forest4 --fra
   --repeat 60 --warm-gpu 200 --slot-order \$1 --json; }
 echo '{\"keep\":' && churn keep && echo ',\"restore\":' && churn restore && echo '}'"
 
+# Issue 10's frame and its kinds of edit apart, {"spawn": ..., "move": ..., "all": ...}.
+world_runs="kind() { $bin/tprop run gen:dclworld:1000:5:edits=\$1 --frames 30 --json; }
+echo '{\"spawn\":' && kind spawn && echo ',\"move\":' && kind move && echo ',\"all\":' &&
+kind all && echo '}'"
+
 for s in "${steps[@]}"; do
   case "$s" in
     info)
@@ -90,7 +96,11 @@ for s in "${steps[@]}"; do
     slot-order)
       step slot-order 300 slot-order.json bash -c "$slot_runs" ;;
     world)
-      step world 180 world.json "$bin/tprop" run "$world" --frames 30 --json ;;
+      if [ -n "$world" ]; then
+        step world 180 world.json "$bin/tprop" run "$world" --frames 30 --json
+      else
+        step world 180 world.json bash -c "$world_runs"
+      fi ;;
     100m)
       step 100m 420 forest100m.json "$bin/tprop_bench" gen:forest:100000000:4 \
         --frames values_1pct --warm-gpu 200 --json ;;
