@@ -88,8 +88,12 @@ void LevelOrder::unlink(uint32_t slot) {
 }
 
 void LevelOrder::remove_entry(uint32_t slot) {
-  ++version_;
   if (node_[slot].parent == kNone && node_[slot].level > 0) --deep_roots_;
+  take_entry(slot);
+}
+
+void LevelOrder::take_entry(uint32_t slot) {
+  ++version_;
   const uint32_t level = node_[slot].level;
   Segment& seg = levels_[level];
   const uint32_t i = node_[slot].entry;
@@ -340,7 +344,18 @@ void LevelOrder::place(uint32_t slot) {
   const uint32_t held = cold_[slot].held;
   cold_[slot].held = kNone;
   const bool keep = held != kNone && held >= need;
-  insert_entry(slot, keep ? held : need);
+  if (held != kNone) {
+    // Lifted (apply()): its entry still stands in level `held`.
+    node_[slot].level = held;
+    if (keep) {
+      ++version_;  // the entry stays, but its parent changed: a plan's alignment may not hold
+      if (p == kNone && held > 0) ++deep_roots_;
+      if (aligning_) touch(held, node_[slot].entry - levels_[held].begin);
+    } else {
+      take_entry(slot);
+    }
+  }
+  if (!keep) insert_entry(slot, need);
   note_moved(slot);
   if (keep && held > need) queue_slack(slot);
   // Kept where it was, its children stand below it already; placed deeper (or new), those it
@@ -432,10 +447,22 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   auto at = [&](size_t k) { return k < edited.size() ? edited[k] : kNone; };
 
   // Take them out of the order (level == kNone marks an edited slot until it is placed again)
-  // and resolve their Parent afresh.
-  auto detach = [&](uint32_t s) {
-    cold_[s].held = node_[s].level;
-    if (node_[s].level != kNone) remove_entry(s);
+  // and resolve their Parent afresh. A live slot's entry stays where it stands until place()
+  // knows its level (lifted): one that keeps its level (a child whose parent died or moved up,
+  // most cycle members) then keeps its entry too, where taking it out and appending it again
+  // rewrote two entries, the level's last node and the slot order (a churn frame's 1,000
+  // orphans, a world's children of deleted entities).
+  auto detach = [&](uint32_t s, bool live) {
+    const uint32_t level = node_[s].level;
+    cold_[s].held = live ? level : kNone;  // a dead slot forgets its level
+    if (level != kNone) {
+      if (!live) {
+        remove_entry(s);
+      } else {
+        if (node_[s].parent == kNone && level > 0) --deep_roots_;
+        node_[s].level = kNone;
+      }
+    }
     unlink(s);
   };
   std::vector<uint32_t> alive;
@@ -456,13 +483,10 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     // Its Parent resolved while its lines are in (a second pass over a few thousand edited
     // slots found them gone from the core's cache): detaching reads no slot's `up`.
     const uint32_t s = edited[k];
-    detach(s);
+    const bool live = store.alive_at(s);
+    detach(s, live);
     node_[s].up = resolve_up(store, s);
-    if (store.alive_at(s)) {
-      alive.push_back(s);
-    } else {
-      cold_[s].held = kNone;  // a dead slot forgets its level
-    }
+    if (live) alive.push_back(s);
   }
 #ifndef NDEBUG
   for (uint32_t s : edited)
@@ -486,7 +510,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     if (id == kNone) continue;
     for (uint32_t m : cycles_[id])
       if (node_[m].level != kNone) {  // a member whose own Parent did not change
-        detach(m);
+        detach(m, true);
         alive.push_back(m);
       }
   }

@@ -172,6 +172,8 @@ class LevelOrder {
   void link(uint32_t slot, uint32_t parent);
   void unlink(uint32_t slot);
   void remove_entry(uint32_t slot);
+  // remove_entry() without the count of deep roots (for a lifted slot, apply()).
+  void take_entry(uint32_t slot);
   void insert_entry(uint32_t slot, uint32_t level);
   void relocate(uint32_t level, uint32_t capacity);
   void lay_out_afresh(uint32_t slack_divisor, uint32_t keep_levels);
@@ -204,7 +206,7 @@ class LevelOrder {
   // all of it, where five arrays cost five misses an edit.
   struct Cold {
     uint32_t cycle = kNone;   // the cycle the slot is a member of, or kNone
-    uint32_t held = kNone;    // an edited slot's level before apply() took it out, or kNone
+    uint32_t held = kNone;    // an edited live slot's level, its entry left there (apply())
     uint32_t moved_stamp = 0;
     uint8_t unknown = 0;      // Parent names no live entity
     uint8_t queued = 0;       // in slack_

@@ -245,10 +245,16 @@ TEST_F(GpuUploads, ScatteredStructuralEditsSendOnlyTheOrderEntriesTheyRewrite) {
   Propagator gpu = make_propagator(ctx());
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
-  // 600 leaves change roots: each leaves its level-1 segment (one entry rewritten, the last one
-  // moved into its place) and joins the same level again (one entry), at most 2 entries each.
+  // 600 leaves change roots: each keeps its level, and with it its entry: nothing of the order
+  // is sent, only the leaves' own records.
   for (EntityId id = 200; id < 20000; id += 33) store.set_parent(id, (id + 1) % 100);
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "re-parented"), 1.0);
+  EXPECT_EQ(gpu.last_frame().order_entries_uploaded, 0u);
+  EXPECT_FALSE(gpu.last_frame().order_scattered);
+  // 600 leaves go below another leaf: each leaves its level-1 segment (one entry rewritten, the
+  // last one moved into its place) and joins level 2 (one entry), at most 2 entries each.
+  for (EntityId id = 201; id < 20000; id += 33) store.set_parent(id, id - 1);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "moved deeper"), 1.0);
   const FrameStats& fs = gpu.last_frame();
   EXPECT_TRUE(fs.order_scattered);
   EXPECT_LE(fs.order_entries_uploaded, 2u * 600u);

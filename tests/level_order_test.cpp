@@ -459,6 +459,63 @@ TEST(LevelOrder, DestroyedParentsChildrenBecomeRootsAndTheSlotLeaves) {
   expect_matches_sort(store, order, "after destroy");
 }
 
+// An edited entity that keeps its level keeps its entry: the children of a destroyed parent
+// (roots now, where they stood), a member of a new cycle, a slot destroyed and created again
+// within one frame. Nothing of the order is rewritten for them, though the plan's version moves
+// (their parents changed, and with them the levels' alignment).
+TEST(LevelOrder, EditedEntitiesKeepingTheirLevelKeepTheirEntries) {
+  EntityStore store;
+  LevelOrder order;
+  // 1 - {2, 3, 4}, 2 - {5, 6}, and 7 - 8 beside them.
+  for (EntityId id = 1; id <= 8; ++id) store.create(id);
+  for (EntityId id : {2u, 3u, 4u}) store.set_parent(id, 1);
+  for (EntityId id : {5u, 6u}) store.set_parent(id, 2);
+  store.set_parent(8, 7);
+  apply_frame(store, order, 0);
+  const auto entry = [&](EntityId id) { return order.entry_of(store.slot_of(id)); };
+  const uint32_t e2 = entry(2), e3 = entry(3), e4 = entry(4), e5 = entry(5), e6 = entry(6),
+                 e7 = entry(7);
+  const uint64_t version = order.version();
+
+  // 2's children become roots at level 2; 3 is destroyed and its slot taken by 9 (a root, at
+  // 3's level: a slot keeps the level it held) within the same frame.
+  const uint32_t slot3 = store.slot_of(3);
+  store.destroy(2);
+  store.destroy(3);
+  store.create(9);
+  ASSERT_EQ(store.slot_of(9), slot3);
+  apply_frame(store, order, 0);
+  EXPECT_EQ(entry(5), e5);
+  EXPECT_EQ(entry(6), e6);
+  EXPECT_EQ(entry(9), e3);
+  EXPECT_EQ(order.level_of(store.slot_of(5)), 2u) << "a root where it stood";
+  EXPECT_EQ(order.level_of(store.slot_of(9)), 1u);
+  EXPECT_NE(order.version(), version);
+  // 2's entry went: the level's last (8, of the highest slot) filled its place. Nothing else
+  // was rewritten.
+  EXPECT_EQ(entry(8), e2);
+  EXPECT_EQ(entry(4), e4);
+  std::set<uint32_t> rewritten;
+  for (const auto& [b, e] : order.rewritten())
+    for (uint32_t k = b; k < e; ++k) rewritten.insert(k);
+  EXPECT_EQ(rewritten, std::set<uint32_t>{e2});
+  EXPECT_EQ(std::set<uint32_t>(order.moved().begin(), order.moved().end()),
+            (std::set<uint32_t>{store.slot_of(5), store.slot_of(6), store.slot_of(9)}));
+  EXPECT_EQ(order.deep_roots(), 3u);
+  expect_matches_sort(store, order, "orphans kept");
+
+  // 7 and 8 name each other: both stand at the root, 7 where it was.
+  store.set_parent(7, 8);
+  apply_frame(store, order, 0);
+  EXPECT_EQ(entry(7), e7);
+  EXPECT_EQ(order.level_of(store.slot_of(7)), 0u);
+  EXPECT_EQ(order.level_of(store.slot_of(8)), 1u) << "a root where it stood";
+  EXPECT_EQ(order.cycles_broken(), 1u);
+  expect_matches_sort(store, order, "a cycle");
+  EXPECT_EQ(order.compact(UINT32_MAX), 4u);
+  expect_matches_sort(store, order, "compacted");
+}
+
 // Many spawns into one level relocate its segment and eventually lay the array out afresh;
 // the order stays exact throughout.
 TEST(LevelOrder, GrowingLevelsRelocateWithoutLosingEntries) {
@@ -701,11 +758,18 @@ TEST(LevelOrder, WideLevelsScatteredByEditsReturnToSlotOrder) {
   EntityId next = 200000;
   std::vector<EntityId> children;
   for (EntityId c = 0; c < kChildren; ++c) children.push_back(1000 + c);
-  // `n` children despawned, as many spawned under random roots, in one frame.
+  // `n` children despawned in one frame, as many spawned under random roots in the next (a
+  // slot freed and taken again within one frame keeps its entry, which scatters nothing).
   const auto churn = [&](int n) {
+    std::vector<size_t> victims;
     for (int k = 0; k < n; ++k) {
       const size_t victim = rng() % children.size();
+      if (std::find(victims.begin(), victims.end(), victim) != victims.end()) continue;
+      victims.push_back(victim);
       store.destroy(children[victim]);
+    }
+    apply_frame(store, order);
+    for (const size_t victim : victims) {
       children[victim] = next;
       store.create(next);
       store.set_parent(next, EntityId(rng() % kRoots));
@@ -759,6 +823,7 @@ TEST(LevelOrder, NarrowLevelsKeepTheOrderEditsLeft) {
   for (EntityId r = 0; r < 2000; ++r) store.create(r);
   apply_frame(store, order);
   for (EntityId r = 0; r < 2000; r += 2) store.destroy(r);
+  apply_frame(store, order);
   for (EntityId r = 5000; r < 6000; ++r) store.create(r);
   apply_frame(store, order);
   ASSERT_GT(order.scattered(0), 0u);
