@@ -391,6 +391,10 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   // Plain value changes, most of a frame's: the values alone, one record line each (which
   // take_changes() leaves unread), without the slot's bookkeeping here or in the order (two
   // fewer scattered lines a change), unless more of the entity depends on them.
+  // The staged deltas go one after the other: written through a cursor in the piece at hand,
+  // not a piece look-up each.
+  gpu::ValueDelta* cursor = nullptr;
+  uint32_t room = 0;  // deltas left in the cursor's piece
   for (size_t k = 0; k < values.size(); ++k) {
     if (k + kPrefetchAhead < values.size()) store.prefetch(values[k + kPrefetchAhead]);
     const uint32_t slot = values[k];
@@ -406,7 +410,14 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
       write_values_in_place(slot, e, frame);
       in_place_slots.push_back(slot);
     } else {
-      stream_value_delta(&value_deltas.staged<gpu::ValueDelta>(value_count++), slot, e);
+      if (room == 0) {
+        cursor = &value_deltas.staged<gpu::ValueDelta>(value_count);
+        room = value_deltas.size_of(value_count >> value_deltas.shift) -
+               value_deltas.index_in_piece(value_count);
+      }
+      stream_value_delta(cursor++, slot, e);
+      --room;
+      ++value_count;
     }
   }
   stats.values_in_place = static_cast<uint32_t>(in_place_slots.size());
