@@ -39,6 +39,7 @@ void read_frame_figures(const Propagator& gpu, FrameRecord& r) {
   r.levels = fs.levels;
   r.hierarchy_changed = fs.hierarchy_changed;
   r.evaluated_entities = fs.evaluated_entities;
+  r.work_list_walked = fs.work_list_walked;
   r.staged_entities = fs.staged_entities;
   r.values_only_entities = fs.values_only_entities;
   r.values_in_place = fs.values_in_place;

@@ -42,6 +42,7 @@ struct FrameRecord {
   uint32_t levels = 0;
   bool hierarchy_changed = false;
   uint32_t evaluated_entities = 0;  // what the passes visited (FrameStats::evaluated_entities)
+  uint32_t work_list_walked = 0;    // FrameStats::work_list_walked
   uint32_t staged_entities = 0;     // FrameStats: entities whose bytes were staged,
   uint32_t values_only_entities = 0;  // ... of which the values alone,
   uint32_t values_in_place = 0;     // ... written straight into device memory,

@@ -68,6 +68,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"levels", f.levels},
           {"hierarchy_changed", f.hierarchy_changed},
           {"evaluated_entities", f.evaluated_entities},
+          {"work_list_walked", f.work_list_walked},
           {"staged_entities", f.staged_entities},
           {"values_only_entities", f.values_only_entities},
           {"values_in_place", f.values_in_place},

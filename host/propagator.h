@@ -131,6 +131,8 @@ struct FrameStats {
   uint32_t values_in_place = 0;       // ... of which written straight into device memory
                                       // (ValueWrites::InPlace; no upload, no scatter)
   uint32_t evaluated_entities = 0;    // entities the passes visit: the work list, or the order
+  uint32_t work_list_walked = 0;      // entities the host's walk for a work list gathered
+                                      // (work_list_max where it gave up: the whole order then)
   uint32_t dirty_entities = 0;        // entities the frame changed (its deltas): what a pass
                                       // skipping the unchanged recomputes from, with subtrees
   uint32_t order_entries_uploaded = 0;// depth-order entries sent to the GPU
@@ -423,8 +425,9 @@ struct PropagatorOptions {
   // A frame whose changed subtrees hold at most this many entities evaluates them from a work
   // list the host builds (walking them costs host time in proportion, at random addresses);
   // beyond, the passes follow the whole order and the GPU skips every entity whose own or
-  // parent's chain did not change. 0 forces the whole order every frame, UINT32_MAX a work list
-  // whenever one is possible; tests use both.
+  // parent's chain did not change (without the walk where the last one found the seeds'
+  // subtrees too large for this many; FrameStats::work_list_walked). 0 forces the whole order
+  // every frame, UINT32_MAX a work list whenever one is possible; tests use both.
   uint32_t work_list_max = 4096;
   // A structural edit leaves levels deeper than depths where that saves moving a subtree (a
   // despawned parent's children stay where they stand as roots; hierarchy/level_order.h). Each

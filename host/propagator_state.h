@@ -253,6 +253,10 @@ struct Propagator::Impl {
   uint32_t value_count = 0;              // value deltas staged
   uint32_t delta_count = 0;              // whole deltas staged
   bool use_work_list = false;            // else the whole order
+  // Work-list entities a seed brought, as the last walk of the seeds' subtrees found them (a
+  // lower bound where it gave up at work_list_max): a frame whose seeds would bring more than a
+  // work list takes follows the whole order without walking (plan_work()).
+  float work_per_seed = 0.0f;
   bool skip_unchanged = false;           // the whole order, recomputing only dirty chains
   bool mostly_changed = false;           // ... of which at least a quarter changed (seeds)
   uint32_t frame_number = 0;             // of the last record(); 0 is never used
@@ -488,7 +492,7 @@ struct Propagator::Impl {
   // there are at most PropagatorOptions::work_list_max (more never make a work list).
   Status plan_work(const std::vector<uint32_t>& seeds, size_t seed_count, bool everything);
   // The subtrees below `seeds` into `work`, each entity once; false (and `work` incomplete) as
-  // soon as they hold more than `most` entities.
+  // soon as they hold more than `most` entities. Updates work_per_seed.
   bool collect_subtrees(const std::vector<uint32_t>& seeds, uint32_t most,
                         std::vector<uint32_t>& work);
   // The dispatches over levels of `counts` entities starting at list entries `firsts`; deep

@@ -139,6 +139,46 @@ TEST_F(GpuUploads, NestedChangesPutEachSubtreeInTheWorkListOnce) {
   EXPECT_EQ(fs.dirty_entities, 4u);
 }
 
+// A work list the last walk found too small for its seeds is not walked again: the frame follows
+// the whole order at once (FrameStats::work_list_walked), and fewer seeds walk again.
+TEST_F(GpuUploads, SubtreesTooLargeForAWorkListAreNotWalkedTwice) {
+  EntityStore store;
+  // Ten roots with 299 children each: a root's subtree holds 300 entities.
+  for (EntityId r = 0; r < 10; ++r) {
+    store.create(r);
+    store.set_translation(r, float3(float(r), 0, 0));
+    for (EntityId k = 0; k < 299; ++k) {
+      const EntityId c = 10 + r * 299 + k;
+      store.create(c);
+      store.set_translation(c, float3(0, float(k), 0));
+      store.set_parent(c, r);
+    }
+  }
+  Propagator gpu = make_propagator(ctx(), {.work_list_max = 1000});
+  CpuReference cpu;
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+  const auto move_roots = [&](EntityId count, float y) {
+    for (EntityId r = 0; r < count; ++r) store.set_translation(r, float3(float(r), y, 0));
+  };
+  // Five roots: 1,500 entities below them. The walk gives up at 1,000, in the fourth subtree.
+  move_roots(5, 1);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "five roots"), 1.0);
+  EXPECT_EQ(gpu.last_frame().work_list_walked, 1000u);
+  EXPECT_TRUE(gpu.last_frame().full_pass);
+  // The same again: 250 a seed, as the last walk found, is more than 1,000 for five.
+  move_roots(5, 2);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "five roots again"), 1.0);
+  EXPECT_EQ(gpu.last_frame().work_list_walked, 0u);
+  EXPECT_TRUE(gpu.last_frame().full_pass);
+  EXPECT_EQ(world_of(gpu, store, 12)[3], float4(0, 4, 0, 1)) << "below root 0, at y 2";
+  // Two roots fit: walked, and followed as a work list.
+  move_roots(2, 3);
+  EXPECT_LE(frame_and_compare(gpu, cpu, store, "two roots"), 1.0);
+  EXPECT_EQ(gpu.last_frame().work_list_walked, 600u);
+  EXPECT_FALSE(gpu.last_frame().full_pass);
+  EXPECT_EQ(gpu.last_frame().evaluated_entities, 600u);
+}
+
 // FrameStats::host: each stage update() ran is timed, within update()'s own time as the caller
 // measures it, and a stage the frame did not run reads zero (the order and compaction in a
 // frame of values alone, compaction in a full upload).
