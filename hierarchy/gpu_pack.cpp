@@ -23,7 +23,7 @@ PackedEntity pack_entity(const EntityStore& store, uint32_t slot, bool attached,
                          StaticMode static_mode) {
   const ComponentMask m = store.mask_at(slot);
   PackedEntity out;
-  pack_values(store, slot, m, out);
+  static_cast<PackedValues&>(out) = pack_values(store, slot, m);
 
   // Presence, also read by the entity's children (their ParentScaleInverse).
   uint32_t f = 0;

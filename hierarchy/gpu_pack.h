@@ -20,13 +20,17 @@ namespace tprop {
 // first frame, read back from the frozen table after that.
 enum class StaticMode : uint8_t { NotStatic, Store, Frozen };
 
-// An absent Translation, Rotation or Scale keeps its identity value here: the GPU's closed form
-// T * R * S reads all three whatever the flags (shaders/local_matrix.glsl).
-struct PackedEntity {
-  uint32_t flags = 0;  // gpu::kFlag*
+// An entity's translation, rotation and scale as the GPU reads them. An absent one keeps its
+// identity value here: the GPU's closed form T * R * S reads all three whatever the flags
+// (shaders/local_matrix.glsl).
+struct PackedValues {
   float4 translation{0.0f};
   float4 rotation{0.0f, 0.0f, 0.0f, 1.0f};  // (x, y, z, w)
   float4 scale{1.0f, 1.0f, 1.0f, 0.0f};
+};
+
+struct PackedEntity : PackedValues {
+  uint32_t flags = 0;  // gpu::kFlag*
   bool needs_rare = false;  // pack_rare() must be uploaded for it
 };
 
@@ -43,10 +47,10 @@ constexpr bool values_alone_suffice(ComponentMask mask) {
 }
 
 // The values part of pack_entity (translation, rotation, scale; what the presence flags govern):
-// all that a change listed in StoreChanges::values uploads. Inline: thousands a frame, and the
-// values stay in registers on their way to the staging memory.
-inline void pack_values(const EntityStore& store, uint32_t slot, ComponentMask m,
-                        PackedEntity& out) {
+// all that a change listed in StoreChanges::values uploads. Inline, and returned by value:
+// thousands a frame, and the values stay in registers on their way to the staging memory.
+inline PackedValues pack_values(const EntityStore& store, uint32_t slot, ComponentMask m) {
+  PackedValues out;
   if (m & bit(Component::Translation)) out.translation = float4(store.translation_at(slot), 0.0f);
   if (m & kRotationEulerMask) {
     const quat q = effective_rotation(store, slot);  // Euler resolved here, not in GLSL
@@ -60,6 +64,7 @@ inline void pack_values(const EntityStore& store, uint32_t slot, ComponentMask m
   } else if (m & bit(Component::NonUniformScale)) {
     out.scale = float4(store.non_uniform_scale_at(slot), 0.0f);
   }
+  return out;
 }
 
 // The components that need a rare record on the GPU (the matrix-valued ones).

@@ -72,7 +72,7 @@ void stream_delta(gpu::EntityDelta* delta, uint32_t slot, uint32_t flags, uint32
 }
 
 // A value delta, the same way: the translation's floats and the slot as one row of bits.
-void stream_value_delta(gpu::ValueDelta* delta, uint32_t slot, const PackedEntity& e) {
+void stream_value_delta(gpu::ValueDelta* delta, uint32_t slot, const PackedValues& e) {
   char* to = reinterpret_cast<char*>(delta);
   assert(reinterpret_cast<uintptr_t>(to) % 16 == 0 && "mapped memory is 64-byte aligned");
   static_assert(offsetof(gpu::ValueDelta, slot) == 12 && offsetof(gpu::ValueDelta, rotation) == 16 &&
@@ -85,7 +85,7 @@ void stream_value_delta(gpu::ValueDelta* delta, uint32_t slot, const PackedEntit
 
 }  // namespace
 
-void Propagator::Impl::write_values_in_place(uint32_t slot, const PackedEntity& e,
+void Propagator::Impl::write_values_in_place(uint32_t slot, const PackedValues& e,
                                              uint32_t frame) {
   // Plain stores: streamed ones, each a part of a line, made a frame of a million changes take
   // 28 to 31 ms of host update on lavapipe, plain ones 13 to 14.
@@ -93,6 +93,43 @@ void Propagator::Impl::write_values_in_place(uint32_t slot, const PackedEntity& 
   arrays[kRotation].in_device<float4>(slot) = e.rotation;
   arrays[kScale].in_device<float4>(slot) = e.scale;
   dirty.in_device<uint32_t>(slot) = frame;
+}
+
+// Its own function, out of incremental_pack()'s: there the loop kept its state on the stack
+// (a register for each of a dozen live values it has not), a store and a load each.
+void Propagator::Impl::stage_values(const EntityStore& store, const std::vector<uint32_t>& values,
+                                    bool write_in_place, uint32_t frame,
+                                    std::vector<uint32_t>& not_alone) {
+  // The staged deltas go one after the other: written through a cursor in the piece at hand,
+  // not a piece look-up each.
+  gpu::ValueDelta* cursor = nullptr;
+  uint32_t room = 0;  // deltas left in the cursor's piece
+  const uint32_t* const listed = values.data();
+  const size_t n = values.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kPrefetchAhead < n) store.prefetch(listed[k + kPrefetchAhead]);
+    const uint32_t slot = listed[k];
+    assert(slot < slots && store.alive_at(slot) && order.contains(slot));
+    const ComponentMask mask = store.mask_at(slot);
+    if (!values_alone_suffice(mask)) {
+      not_alone.push_back(slot);
+      continue;
+    }
+    const PackedValues e = pack_values(store, slot, mask);
+    if (write_in_place) {
+      write_values_in_place(slot, e, frame);
+      in_place_slots.push_back(slot);
+    } else {
+      if (room == 0) {
+        cursor = &value_deltas.staged<gpu::ValueDelta>(value_count);
+        room = value_deltas.size_of(value_count >> value_deltas.shift) -
+               value_deltas.index_in_piece(value_count);
+      }
+      stream_value_delta(cursor++, slot, e);
+      --room;
+      ++value_count;
+    }
+  }
 }
 
 Result<uint32_t> Propagator::Impl::allocate_rare() {
@@ -391,35 +428,9 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   // Plain value changes, most of a frame's: the values alone, one record line each (which
   // take_changes() leaves unread), without the slot's bookkeeping here or in the order (two
   // fewer scattered lines a change), unless more of the entity depends on them.
-  // The staged deltas go one after the other: written through a cursor in the piece at hand,
-  // not a piece look-up each.
-  gpu::ValueDelta* cursor = nullptr;
-  uint32_t room = 0;  // deltas left in the cursor's piece
-  for (size_t k = 0; k < values.size(); ++k) {
-    if (k + kPrefetchAhead < values.size()) store.prefetch(values[k + kPrefetchAhead]);
-    const uint32_t slot = values[k];
-    assert(slot < slots && store.alive_at(slot) && order.contains(slot));
-    const ComponentMask mask = store.mask_at(slot);
-    if (!values_alone_suffice(mask)) {
-      add(slot);
-      continue;
-    }
-    PackedEntity e;
-    pack_values(store, slot, mask, e);
-    if (write_in_place) {
-      write_values_in_place(slot, e, frame);
-      in_place_slots.push_back(slot);
-    } else {
-      if (room == 0) {
-        cursor = &value_deltas.staged<gpu::ValueDelta>(value_count);
-        room = value_deltas.size_of(value_count >> value_deltas.shift) -
-               value_deltas.index_in_piece(value_count);
-      }
-      stream_value_delta(cursor++, slot, e);
-      --room;
-      ++value_count;
-    }
-  }
+  std::vector<uint32_t> not_alone;
+  stage_values(store, values, write_in_place, frame, not_alone);
+  for (const uint32_t slot : not_alone) add(slot);
   stats.values_in_place = static_cast<uint32_t>(in_place_slots.size());
   // Translation, rotation, scale and the dirty mark (write_values_in_place).
   stats.in_place_bytes += uint64_t(stats.values_in_place) *
