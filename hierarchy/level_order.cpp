@@ -367,6 +367,9 @@ void LevelOrder::place(uint32_t slot) {
 // decide its own): parents before children, each once.
 void LevelOrder::place_edited(uint32_t slot) {
   if (node_[slot].level != kNone) return;
+  // Most often its parent is placed (or it has none): no path to gather.
+  const uint32_t p = node_[slot].parent;
+  if (p == kNone || node_[p].level != kNone) return place(slot);
   path_.clear();
   for (uint32_t v = slot; v != kNone && node_[v].level == kNone; v = node_[v].parent)
     path_.push_back(v);
