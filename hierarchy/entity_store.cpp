@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <new>
 #include <utility>
 
 namespace tprop {
@@ -502,10 +503,13 @@ StoreChanges EntityStore::take_changes() {
   structural_slots_.clear();
   // The lists were handed over whole: room for as many as this frame's, so that the next frame
   // does not regrow them from nothing (a dozen reallocations and copies, and fresh pages, for
-  // a world's 13,000 changes a frame).
-  dirty_slots_.reserve(out.slots.size());
-  value_slots_.reserve(out.values.size());
-  structural_slots_.reserve(out.structural.size());
+  // a world's 13,000 changes a frame). Out of memory they grow as edits need, as before.
+  try {
+    dirty_slots_.reserve(out.slots.size());
+    value_slots_.reserve(out.values.size());
+    structural_slots_.reserve(out.structural.size());
+  } catch (const std::bad_alloc&) {
+  }
   for (size_t i = 0; i < parent_changed_slots_.size(); ++i) {
     // Scattered records (a world re-parents some 2,000 a frame): asked for ahead.
     if (i + kRecordsAhead < parent_changed_slots_.size())

@@ -208,7 +208,8 @@ class EntityStore {
   // backend now keeps it frozen.
   bool static_baked_at(uint32_t slot) const { return (rec_[slot].flags & kStaticBaked) != 0; }
 
-  // Hands over what changed since the last call and makes PreviousParent current.
+  // Hands over what changed since the last call and makes PreviousParent current. Never throws
+  // (the lists are handed over, not copied).
   StoreChanges take_changes();
   // Ends a frame: every Static entity present now has had its LocalToWorld computed, so from the
   // next frame on backends keep it frozen.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <new>
 
 namespace tprop {
 
@@ -65,7 +66,19 @@ double lap_ms(Clock::time_point& since) {
 }  // namespace
 
 Status Propagator::update(EntityStore& store) {
-  Impl& m = *impl_;
+  // Host memory running out (std::bad_alloc from the order's, the plan's or the staging's
+  // bookkeeping) is an error the caller gets, not an exception: the frame is dropped, and the
+  // next update() packs the whole scene again, as after any failed frame.
+  try {
+    return impl_->update_frame(store);
+  } catch (const std::bad_alloc&) {
+    impl_->abandon_frame(true);  // nothing reached the GPU: the frozen table holds
+    return Error{"out of host memory in update(); the next update() packs the whole scene again"};
+  }
+}
+
+Status Propagator::Impl::update_frame(EntityStore& store) {
+  Impl& m = *this;
   Clock::time_point lap = Clock::now();
   StoreChanges changes = store.take_changes();
   m.stats = FrameStats{};
@@ -84,6 +97,11 @@ Status Propagator::update(EntityStore& store) {
         m.static_valid[m.side[slot].static_index] = 0;
     m.packed = false;
   }
+  // The last frame's Statics, computed by its recorded frame, go out of the member list, which
+  // from here on lists this frame's alone: should the frame fail, those are what abandon_frame()
+  // marks as not computed. (Baked now, they are packed again: incremental_pack().)
+  std::vector<uint32_t> computed_statics = std::move(m.pending_statics);
+  m.pending_statics.clear();
   m.recorded = false;
   if (store.identity() != m.last_store) {
     // The frozen table holds the last store's Statics, by slot: this store's were never
@@ -125,7 +143,7 @@ Status Propagator::update(EntityStore& store) {
     }
     m.stats.compacted_entities = m.order.compacted();
     m.stats.slack_entities = static_cast<uint32_t>(m.order.slack_queued());
-    st = m.incremental_pack(store, changes);
+    st = m.incremental_pack(store, changes, computed_statics);
   }
   host.pack_ms = lap_ms(lap) - host.plan_ms;
   // A scene the Affine3x4 output cannot hold: refused after packing (which counted what every
@@ -150,27 +168,9 @@ Status Propagator::update(EntityStore& store) {
   }
   host.plan_ms += lap_ms(lap);
   if (!st) {
-    m.packed = false;  // pack everything again next time
-    m.order.clear();
-    if (refused) {
-      // Packing completed, so the Statics this frame marked as computed are exactly the pending
-      // ones: those alone are computed again (as after an update() that was never recorded);
-      // the values frozen earlier stay.
-      for (uint32_t slot : m.pending_statics)
-        if (slot < m.side.size() && m.side[slot].static_index != kNoIndex)
-          m.static_valid[m.side[slot].static_index] = 0;
-    } else {
-      // Statics marked as computed by this failed frame were not: compute every Static again.
-      std::fill(m.static_valid.begin(), m.static_valid.end(), 0);
-    }
-    m.full_upload = false;
-    m.dirty_rare.clear();
-    m.dirty_order.clear();
-    m.order_changes.clear();
-    m.value_count = 0;
-    m.delta_count = 0;
-    m.steps.clear();
-    m.describe_buffers();  // the buffers as they are now: a growth may have replaced some
+    // Refused, packing completed and no buffer was replaced; else a growth may have replaced
+    // the frozen table's pieces.
+    m.abandon_frame(refused);
     return st;
   }
   m.packed = true;
@@ -191,6 +191,30 @@ Status Propagator::update(EntityStore& store) {
   m.stats.entities = m.order.size();
   m.stats.levels = m.order.level_count();
   return ok_status();
+}
+
+void Propagator::Impl::abandon_frame(bool frozen_intact) {
+  packed = false;  // pack everything again next time
+  order.clear();
+  if (frozen_intact) {
+    // The Statics this frame marked as computed are the pending ones (pack() lists a Static
+    // before it marks it): those alone are computed again (as after an update() that was never
+    // recorded); the values frozen earlier stay.
+    for (uint32_t slot : pending_statics)
+      if (slot < side.size() && side[slot].static_index != kNoIndex)
+        static_valid[side[slot].static_index] = 0;
+  } else {
+    // Statics marked as computed by this failed frame were not: compute every Static again.
+    std::fill(static_valid.begin(), static_valid.end(), 0);
+  }
+  full_upload = false;
+  dirty_rare.clear();
+  dirty_order.clear();
+  order_changes.clear();
+  value_count = 0;
+  delta_count = 0;
+  steps.clear();
+  describe_buffers();  // the buffers as they are now: a growth may have replaced some
 }
 
 OutputBinding Propagator::output() const {

@@ -200,8 +200,9 @@ Status Propagator::Impl::pack(const EntityStore& store, uint32_t slot, gpu::Enti
         mode = StaticMode::Frozen;
       } else {
         mode = StaticMode::Store;
-        static_valid[static_index] = 1;  // the frame about to be recorded computes it
+        // Listed first: should listing it run out of memory, it is not marked either.
         pending_statics.push_back(slot);
+        static_valid[static_index] = 1;  // the frame about to be recorded computes it
       }
     } else {
       release_static(slot);
@@ -371,7 +372,8 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
   return plan_work({}, 0, true);
 }
 
-Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreChanges& changes) {
+Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreChanges& changes,
+                                          const std::vector<uint32_t>& computed_statics) {
   // More slots than the arrays hold: more pieces (or a longer last one), what the GPU holds
   // stays, and the new slots read as zeros until their entities' deltas arrive.
   if (Status st = ensure_slot_capacity(std::max(store.slot_capacity(), 1u)); !st) return st;
@@ -385,7 +387,7 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   // may have changed, and the Statics computed last frame, which are baked now (their flags
   // switch to ReadFrozen).
   std::vector<uint32_t> to_pack;
-  to_pack.reserve(changes.slots.size() + order.relinked().size() + pending_statics.size());
+  to_pack.reserve(changes.slots.size() + order.relinked().size() + computed_statics.size());
   auto add = [&](uint32_t slot) {
     if (slot < slots && side[slot].seen != frame_mark) {
       side[slot].seen = frame_mark;
@@ -402,9 +404,7 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
   };
   add_all(changes.slots);
   add_all(order.relinked());
-  std::vector<uint32_t> was_pending = std::move(pending_statics);
-  pending_statics.clear();
-  for (uint32_t slot : was_pending) add(slot);
+  for (uint32_t slot : computed_statics) add(slot);
 
   // Each slot of changes.values gets a value delta, or joins the slots packed whole. (A slot
   // packed whole for another reason may get both: the values agree, and the scatter of whole

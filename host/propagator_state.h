@@ -487,8 +487,18 @@ struct Propagator::Impl {
   // Packs the entity at `slot` (alive or not) into the staging mirrors, or into `delta`.
   Status pack(const EntityStore& store, uint32_t slot, gpu::EntityDelta* delta = nullptr);
   Status full_pack(const EntityStore& store);
-  Status incremental_pack(const EntityStore& store, const StoreChanges& changes);
+  // What changed since the last frame; `computed_statics`, the Statics the last frame
+  // computed, baked now, are packed again.
+  Status incremental_pack(const EntityStore& store, const StoreChanges& changes,
+                          const std::vector<uint32_t>& computed_statics);
   Status stage_order();
+
+  // propagator.cpp: update()'s work, which may throw std::bad_alloc (update() turns it into an
+  // error), and what a failed frame leaves: nothing packed, the order cleared, the Statics
+  // computed again (all of them, or, where the frozen table on the GPU is as the last recorded
+  // frame left it, those this frame marked).
+  Status update_frame(EntityStore& store);
+  void abandon_frame(bool frozen_intact);
 
   // propagator_plan.cpp: what the passes evaluate.
   // Chooses the list the passes follow (the order, or the subtrees below `seeds`), stages its

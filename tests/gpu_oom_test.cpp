@@ -1,0 +1,65 @@
+// Propagator::update() out of host memory (its own binary, gpu_oom_tests: alloc_failure.cpp
+// replaces the global operator new with one that fails on demand). Each allocation of a frame's
+// update() is made to fail in turn: update() returns an error naming the memory instead of
+// throwing, and the next frame matches the CPU reference.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "alloc_failure.h"
+#include "gpu_test_support.h"
+
+namespace tprop::test {
+namespace {
+
+TEST(GpuOutOfMemory, AnUpdateOutOfHostMemoryFailsAndTheNextFrameMatchesTheReference) {
+  // Without the validation layer, which allocates in every Vulkan call: a failure made there
+  // would be the layer's, not tprop's. (The frames that fail grow no buffer: warmed up below.)
+  Result<VulkanContext> made = VulkanContext::create_headless({});
+  if (!made) {
+    if (gpu_required()) FAIL() << "TPROP_REQUIRE_GPU=1 but no Vulkan device: " << made.error().message;
+    GTEST_SKIP() << "no usable Vulkan device (" << made.error().message << ")";
+  }
+  VulkanContext ctx = std::move(*made);
+  EntityStore store;
+  ValueSource v(17);
+  build_random_scene(store, 600, 12, v);
+  EntityId next = 600;
+  Propagator gpu = make_propagator(ctx);
+  CpuReference cpu;
+  ASSERT_LE(frame_and_compare(gpu, cpu, store, "first frame"), 1.0);
+  // Warm: the pipeline variants of such frames compiled, the buffers grown.
+  for (int f = 0; f < 4; ++f) {
+    next = mixed_edit_frame(store, next, v);
+    ASSERT_LE(frame_and_compare(gpu, cpu, store, "warm-up"), 1.0);
+  }
+
+  uint32_t failed = 0, structural = 0, beyond = 0;
+  long allocations = 0;
+  for (long k = 0; k < 2000 && beyond < 8; ++k) {
+    // Spawns, despawns, re-parents, cycles, values, Static toggles: the order, the packing and
+    // the plan all allocate.
+    next = mixed_edit_frame(store, next, v);
+    alloc_failure::arm(k, false);
+    const Status st = gpu.update(store);
+    allocations = alloc_failure::count();
+    alloc_failure::disarm();
+    const std::string what = "after allocation " + std::to_string(k) + " failed";
+    if (!st) {
+      ++failed;
+      structural += gpu.last_frame().hierarchy_changed;
+      EXPECT_NE(st.error().message.find("out of host memory"), std::string::npos)
+          << what << ": " << st.error().message;
+    }
+    // Failed or not (an update never recorded is packed again), the next frame is whole.
+    ASSERT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+    // Frames differ in how much they allocate: done once eight in a row had no allocation k.
+    beyond = st && allocations <= k ? beyond + 1 : 0;
+  }
+  EXPECT_EQ(beyond, 8u) << "every allocation of such frames tried";
+  EXPECT_GE(failed, 40u) << "allocations of an update() made to fail";
+  EXPECT_GE(structural, 1u) << "a failure with the order's edits made";
+}
+
+}  // namespace
+}  // namespace tprop::test
