@@ -451,10 +451,12 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
 
   // Take them out of the order (level == kNone marks an edited slot until it is placed again)
   // and resolve their Parent afresh. A live slot's entry stays where it stands until place()
-  // knows its level (lifted): one that keeps its level (a child whose parent died or moved up,
-  // most cycle members) then keeps its entry too, where taking it out and appending it again
-  // rewrote two entries, the level's last node and the slot order (a churn frame's 1,000
-  // orphans, a world's children of deleted entities).
+  // knows its level (lifted): one that keeps its level (a child whose parent died, one
+  // re-parented higher up or at the same depth, a slot destroyed and created again, most cycle
+  // members) then keeps its entry too, where taking it out and appending it again rewrote two
+  // entries, the level's last node and the slot order (a churn frame's 1,000 orphans, a world's
+  // children of deleted entities). Nothing reads a lifted entry before place(): an exception
+  // out of apply() leaves the order to be cleared (Propagator::update() does).
   auto detach = [&](uint32_t s, bool live) {
     const uint32_t level = node_[s].level;
     cold_[s].held = live ? level : kNone;  // a dead slot forgets its level

@@ -35,7 +35,9 @@ bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint
       const uint32_t v = stack.back();
       stack.pop_back();
       if (work.size() == most) {
-        work_per_seed = float(most) / float(i + 1);
+        // An average only over enough seeds: one large subtree says nothing of the next
+        // frame's many small ones.
+        work_per_seed = i + 1 >= kSeedsEstimated ? float(most) / float(i + 1) : 0.0f;
         return false;
       }
       work.push_back(v);
@@ -49,7 +51,8 @@ bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint
         }
     }
   }
-  if (!seeds.empty()) work_per_seed = float(work.size()) / float(seeds.size());
+  work_per_seed =
+      seeds.size() >= kSeedsEstimated ? float(work.size()) / float(seeds.size()) : 0.0f;
   return true;
 }
 
@@ -76,14 +79,16 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, size_t se
   const uint64_t changed = uint64_t(value_count) + delta_count + in_place_slots.size();
   const bool all = everything || (n != 0 && changed * 8 >= uint64_t(n) * 7);  // 7/8 or more
   // A walk the last one says would not fit is not tried: abandoned at work_list_max, it cost a
-  // 1M forest's churn frame 0.05 to 0.2 ms (4,096 scattered nodes) to follow the whole order
-  // anyway. Each frame that skips it lowers the estimate, so that a change of shape is found
-  // within a few frames.
+  // 1M forest's spawn/despawn frame 0.1 ms (4,096 scattered nodes) to follow the whole order
+  // anyway. At most kWalksSkipped frames in a row, so that a change of shape is found (a frame
+  // whose seeds would have fit costs a whole-order pass meanwhile, on the GPU).
   bool walk = !all && seed_count != 0 && seed_count <= options.work_list_max;
-  if (walk && options.work_list_max != UINT32_MAX &&
-      double(seed_count) * work_per_seed > options.work_list_max) {
+  if (walk && options.work_list_max != UINT32_MAX && walks_skipped < kWalksSkipped &&
+      double(seed_count) * work_per_seed >= options.work_list_max) {
     walk = false;
-    work_per_seed *= 0.8f;
+    ++walks_skipped;
+  } else if (walk) {
+    walks_skipped = 0;
   }
   use_work_list = walk && collect_subtrees(seeds, options.work_list_max, work);
   stats.work_list_walked = walk ? static_cast<uint32_t>(work.size()) : 0;

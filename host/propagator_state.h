@@ -253,10 +253,14 @@ struct Propagator::Impl {
   uint32_t value_count = 0;              // value deltas staged
   uint32_t delta_count = 0;              // whole deltas staged
   bool use_work_list = false;            // else the whole order
-  // Work-list entities a seed brought, as the last walk of the seeds' subtrees found them (a
-  // lower bound where it gave up at work_list_max): a frame whose seeds would bring more than a
-  // work list takes follows the whole order without walking (plan_work()).
+  // Work-list entities a seed brought, as the last walk of at least kSeedsEstimated seeds'
+  // subtrees found them (a lower bound where it gave up at work_list_max; 0: not known): a frame
+  // whose seeds would bring more than a work list takes follows the whole order without walking,
+  // at most kWalksSkipped frames in a row (plan_work()).
+  static constexpr size_t kSeedsEstimated = 64;
+  static constexpr uint32_t kWalksSkipped = 4;
   float work_per_seed = 0.0f;
+  uint32_t walks_skipped = 0;
   bool skip_unchanged = false;           // the whole order, recomputing only dirty chains
   bool mostly_changed = false;           // ... of which at least a quarter changed (seeds)
   uint32_t frame_number = 0;             // of the last record(); 0 is never used

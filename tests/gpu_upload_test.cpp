@@ -140,15 +140,16 @@ TEST_F(GpuUploads, NestedChangesPutEachSubtreeInTheWorkListOnce) {
 }
 
 // A work list the last walk found too small for its seeds is not walked again: the frame follows
-// the whole order at once (FrameStats::work_list_walked), and fewer seeds walk again.
+// the whole order at once (FrameStats::work_list_walked), fewer seeds walk again, and so does
+// every fifth frame in a row that would skip.
 TEST_F(GpuUploads, SubtreesTooLargeForAWorkListAreNotWalkedTwice) {
   EntityStore store;
-  // Ten roots with 299 children each: a root's subtree holds 300 entities.
-  for (EntityId r = 0; r < 10; ++r) {
+  // 200 roots with 10 children each: a root's subtree holds 11 entities.
+  for (EntityId r = 0; r < 200; ++r) {
     store.create(r);
     store.set_translation(r, float3(float(r), 0, 0));
-    for (EntityId k = 0; k < 299; ++k) {
-      const EntityId c = 10 + r * 299 + k;
+    for (EntityId k = 0; k < 10; ++k) {
+      const EntityId c = 200 + r * 10 + k;
       store.create(c);
       store.set_translation(c, float3(0, float(k), 0));
       store.set_parent(c, r);
@@ -157,26 +158,29 @@ TEST_F(GpuUploads, SubtreesTooLargeForAWorkListAreNotWalkedTwice) {
   Propagator gpu = make_propagator(ctx(), {.work_list_max = 1000});
   CpuReference cpu;
   EXPECT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
-  const auto move_roots = [&](EntityId count, float y) {
+  float y = 0;
+  const auto move_roots = [&](EntityId count, const char* what) {
+    y += 1;
     for (EntityId r = 0; r < count; ++r) store.set_translation(r, float3(float(r), y, 0));
+    EXPECT_LE(frame_and_compare(gpu, cpu, store, what), 1.0);
+    return gpu.last_frame().work_list_walked;
   };
-  // Five roots: 1,500 entities below them. The walk gives up at 1,000, in the fourth subtree.
-  move_roots(5, 1);
-  EXPECT_LE(frame_and_compare(gpu, cpu, store, "five roots"), 1.0);
-  EXPECT_EQ(gpu.last_frame().work_list_walked, 1000u);
+  // 100 roots, 1,100 entities below them: the walk gives up at 1,000, in the 91st subtree.
+  EXPECT_EQ(move_roots(100, "100 roots"), 1000u);
   EXPECT_TRUE(gpu.last_frame().full_pass);
-  // The same again: 250 a seed, as the last walk found, is more than 1,000 for five.
-  move_roots(5, 2);
-  EXPECT_LE(frame_and_compare(gpu, cpu, store, "five roots again"), 1.0);
-  EXPECT_EQ(gpu.last_frame().work_list_walked, 0u);
+  // The same again: 11 a seed, as the last walk found, is more than 1,000 for 100.
+  EXPECT_EQ(move_roots(100, "100 roots again"), 0u);
   EXPECT_TRUE(gpu.last_frame().full_pass);
-  EXPECT_EQ(world_of(gpu, store, 12)[3], float4(0, 4, 0, 1)) << "below root 0, at y 2";
-  // Two roots fit: walked, and followed as a work list.
-  move_roots(2, 3);
-  EXPECT_LE(frame_and_compare(gpu, cpu, store, "two roots"), 1.0);
-  EXPECT_EQ(gpu.last_frame().work_list_walked, 600u);
+  EXPECT_EQ(world_of(gpu, store, 200)[3], float4(0, 2, 0, 1)) << "below root 0, at y 2";
+  // 50 roots fit: walked, and followed as a work list.
+  EXPECT_EQ(move_roots(50, "50 roots"), 550u);
   EXPECT_FALSE(gpu.last_frame().full_pass);
-  EXPECT_EQ(gpu.last_frame().evaluated_entities, 600u);
+  EXPECT_EQ(gpu.last_frame().evaluated_entities, 550u);
+  // 50 seeds are too few to estimate from: 100 walk (and give up) once more, then four frames
+  // skip the walk and the fifth tries again.
+  EXPECT_EQ(move_roots(100, "100 roots after 50"), 1000u);
+  for (int f = 0; f < 4; ++f) EXPECT_EQ(move_roots(100, "skipped"), 0u) << f;
+  EXPECT_EQ(move_roots(100, "tried again"), 1000u);
 }
 
 // FrameStats::host: each stage update() ran is timed, within update()'s own time as the caller
