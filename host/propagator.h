@@ -507,8 +507,9 @@ class Propagator {
   Propagator& operator=(const Propagator&) = delete;
   ~Propagator();
 
-  // Takes the store's changes and stages them. Errors: out of memory, a scene beyond the
-  // device's limits; the Propagator then packs everything again on the next update(). Each
+  // Takes the store's changes and stages them. Errors: out of host or device memory, a scene
+  // beyond the device's limits; the Propagator then packs everything again on the next
+  // update() (out of host memory, Statics frozen before keep their values). Never throws. Each
   // update() is meant to be followed by one record() (an update() whose frame was never
   // recorded makes the next one pack everything again).
   Status update(EntityStore& store);
