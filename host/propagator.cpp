@@ -72,7 +72,12 @@ Status Propagator::update(EntityStore& store) {
   try {
     return impl_->update_frame(store);
   } catch (const std::bad_alloc&) {
-    impl_->abandon_frame(true);  // nothing reached the GPU: the frozen table holds
+    try {
+      impl_->abandon_frame(true);  // nothing reached the GPU: the frozen table holds
+    } catch (const std::bad_alloc&) {
+      // Describing the buffers ran out too: the frame is dropped all the same (abandon_frame()
+      // drops it first), and the next update() describes them.
+    }
     return Error{"out of host memory in update(); the next update() packs the whole scene again"};
   }
 }

@@ -387,9 +387,9 @@ Status Propagator::Impl::build_piece_tables() {
 void Propagator::Impl::describe_buffers() {
   count_buffers();
   if (described_buffers == buffers_generation && described_slots == slots) return;
-  described_buffers = buffers_generation;
-  described_slots = slots;
-  output_pieces.clear();
+  // Built apart and swapped in: out of memory (std::bad_alloc, which update() reports), the
+  // last description stays whole and is made again by the next call.
+  std::vector<OutputPiece> pieces;
   for (uint32_t p = 0; p < world.pieces() && world.first_of(p) < slots; ++p) {
     OutputPiece piece;
     piece.buffer = world.device[p].handle();
@@ -397,8 +397,11 @@ void Propagator::Impl::describe_buffers() {
     piece.slots = std::min(world.size_of(p), slots - piece.first_slot);
     piece.range = VkDeviceSize(piece.slots) * world.stride;
     piece.address = world.device[p].address();
-    output_pieces.push_back(piece);
+    pieces.push_back(piece);
   }
+  output_pieces.swap(pieces);
+  described_buffers = buffers_generation;
+  described_slots = slots;
 }
 
 void Propagator::Impl::count_buffers() {
