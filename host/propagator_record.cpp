@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <new>
+#include <string>
 
 #include "vk_barrier.h"
 #include "vk_debug.h"
@@ -336,7 +338,13 @@ Result<std::vector<float4x4>> Propagator::read_back() {
   Impl& m = *impl_;
   const ContextState& s = *m.s;
   const uint32_t n = m.slots;
-  std::vector<float4x4> out(n, float4x4(0.0f));
+  // 64 bytes a slot on the host: 640 MB at 10 million.
+  std::vector<float4x4> out;
+  try {
+    out.assign(n, float4x4(0.0f));
+  } catch (const std::bad_alloc&) {
+    return Error{"out of host memory reading back " + std::to_string(n) + " LocalToWorld matrices"};
+  }
   if (n == 0 || !m.world) return out;
   // Piece by piece through one host-visible buffer the size of a piece (of the scene when it
   // is one piece): a submit each, so host-visible memory never holds more than one piece.

@@ -1,7 +1,7 @@
 // Propagator::update() out of host memory (its own binary, gpu_oom_tests: alloc_failure.cpp
 // replaces the global operator new with one that fails on demand). Each allocation of a frame's
 // update() is made to fail in turn: update() returns an error naming the memory instead of
-// throwing, and the next frame matches the CPU reference.
+// throwing, and the next frame matches the CPU reference; so does read_back().
 #include <gtest/gtest.h>
 
 #include <string>
@@ -59,6 +59,17 @@ TEST(GpuOutOfMemory, AnUpdateOutOfHostMemoryFailsAndTheNextFrameMatchesTheRefere
   EXPECT_EQ(beyond, 8u) << "every allocation of such frames tried";
   EXPECT_GE(failed, 40u) << "allocations of an update() made to fail";
   EXPECT_GE(structural, 1u) << "a failure with the order's edits made";
+
+  // Reading back: its matrices' array is the first allocation.
+  alloc_failure::arm(0, false);
+  const Result<std::vector<float4x4>> none = gpu.read_back();
+  alloc_failure::disarm();
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("out of host memory reading back"), std::string::npos)
+      << none.error().message;
+  const Result<std::vector<float4x4>> all = gpu.read_back();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), store.slot_capacity());
 }
 
 }  // namespace
