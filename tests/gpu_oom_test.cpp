@@ -14,7 +14,8 @@ namespace {
 
 TEST(GpuOutOfMemory, AnUpdateOutOfHostMemoryFailsAndTheNextFrameMatchesTheReference) {
   // Without the validation layer, which allocates in every Vulkan call: a failure made there
-  // would be the layer's, not tprop's. (The frames that fail grow no buffer: warmed up below.)
+  // would be the layer's, not tprop's. (lavapipe's own calls allocate with malloc, and the
+  // pipeline variants, whose compiler does not, are made in the warm-up frames.)
   Result<VulkanContext> made = VulkanContext::create_headless({});
   if (!made) {
     if (gpu_required()) FAIL() << "TPROP_REQUIRE_GPU=1 but no Vulkan device: " << made.error().message;
