@@ -47,6 +47,17 @@ void* operator new(size_t n, std::align_val_t alignment) {
   if (void* p = std::aligned_alloc(a, (std::max<size_t>(n, 1) + a - 1) / a * a)) return p;
   throw std::bad_alloc();
 }
+// The nothrow forms too (std::stable_sort's temporary buffer comes from one): failing, they
+// return null; their memory is freed by the operator delete below, so it must be malloc's.
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  if (fails_now()) return nullptr;
+  return std::malloc(n ? n : 1);
+}
+void* operator new(size_t n, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  if (fails_now()) return nullptr;
+  const size_t a = std::max(size_t(alignment), sizeof(void*));
+  return std::aligned_alloc(a, (std::max<size_t>(n, 1) + a - 1) / a * a);
+}
 // (GCC takes the free() of what this operator new returned for a mismatch.)
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
@@ -55,3 +66,5 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
 void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
