@@ -6,9 +6,12 @@
 
 namespace {
 
-long g_allocations = 0;     // counted while armed
-long g_fail_at = -1;        // the allocation that fails (counted from arming), -1: none
-bool g_fail_after = false;  // and every one after it
+// Per thread: only the arming thread's allocations count and fail. (lavapipe compiles some
+// shader variants on its own threads while a submission runs; those are the driver's, and a
+// failure made there would bring the process down, not test tprop.)
+thread_local long g_allocations = 0;     // counted while armed
+thread_local long g_fail_at = -1;        // the allocation that fails (from arming), -1: none
+thread_local bool g_fail_after = false;  // and every one after it
 
 }  // namespace
 
