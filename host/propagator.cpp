@@ -178,6 +178,8 @@ Status Propagator::Impl::update_frame(EntityStore& store) {
     m.abandon_frame(refused);
     return st;
   }
+  // record() retires the replaced pieces it copies from, and must not allocate to do so.
+  m.retired.reserve(m.retired.size() + m.piece_copies.size());
   m.packed = true;
   m.describe_buffers();
   m.stats.slot_pieces = m.buffer_stats.slot_pieces;

@@ -517,11 +517,13 @@ class Propagator {
   // primary command buffer in the recording state, for a queue of the context's family). It
   // binds its own compute pipelines, descriptor set 0 and push constants: the caller's compute
   // bindings are not preserved. The recorded commands are meant for one submission before the
-  // next update(), which may rewrite the descriptor set they use.
+  // next update(), which may rewrite the descriptor set they use. Allocates no host memory
+  // (update() makes any room it needs), so it cannot fail for want of it.
   void record(VkCommandBuffer cmd);
   // update + record into an internal command buffer + submit + wait + store.mark_statics_baked().
   // Once the frame has completed it also frees a full upload's staging mirrors (FrameStats::
-  // mirror_bytes), which a caller's own record() frees only at the next update().
+  // mirror_bytes), which a caller's own record() frees only at the next update(). Past its
+  // update(), it allocates no host memory where it succeeds.
   Status run(EntityStore& store);
   // run() after its update(): records the frame the last update() staged into the internal
   // command buffer, submits it, waits and calls store.mark_statics_baked(). update() then

@@ -285,45 +285,54 @@ Status Propagator::Impl::make_mirrors(uint32_t n) {
 }
 
 bool Propagator::Impl::release_mirrors(bool now) {
+  bool any = false;
+  for (const Pieced& m : arrays) any |= !m.staging.empty();
+  if (!any) return false;
+  ++mirrors_generation;
+  if (now) {
+    // From run_staged(), which must not allocate: destroyed where they stand.
+    for (Pieced& m : arrays) m.staging.clear();
+    return true;
+  }
   std::vector<Buffer> freed;
   for (Pieced& m : arrays) {
     for (Buffer& b : m.staging) freed.push_back(std::move(b));
     m.staging.clear();
   }
-  if (freed.empty()) return false;
-  ++mirrors_generation;
-  if (!now) reclaimer.free_later(freed);
-  return true;  // with `now`, `freed` frees them on leaving
+  reclaimer.free_later(freed);
+  return true;
 }
 
-void Propagator::Impl::copy(VkCommandBuffer c, const Pieced& m, const std::vector<Range>& ranges) {
-  if (ranges.empty()) return;
-  // Each range cut at piece boundaries, then one copy command per piece.
-  std::vector<std::pair<uint32_t, VkBufferCopy>> regions;
-  regions.reserve(ranges.size());
-  for (const Range& r : ranges) {
+void Propagator::Impl::copy(VkCommandBuffer c, const Pieced& m, std::span<const Range> ranges) {
+  // Each range cut at piece boundaries, then one copy command per piece (or per batch of
+  // regions): the ranges come sorted and apart (coalesce(), or one), so the pieces they fall in
+  // never go back, and record() allocates nothing.
+  constexpr uint32_t kBatch = 64;
+  VkBufferCopy batch[kBatch];
+  uint32_t batched = 0, batch_piece = 0;
+  auto flush = [&] {
+    if (!batched) return;
+    s->vk.vkCmdCopyBuffer(c, m.staging[batch_piece].handle(), m.device[batch_piece].handle(),
+                          batched, batch);
+    stats.copy_regions += batched;
+    batched = 0;
+  };
+  for (size_t k = 0; k < ranges.size(); ++k) {
+    const Range& r = ranges[k];
+    assert((k == 0 || ranges[k - 1].end <= r.begin) && "copy ranges sorted and apart");
     for (uint32_t i = r.begin; i < r.end;) {
       const uint32_t p = i >> m.shift;
       const uint32_t end = static_cast<uint32_t>(
           std::min<uint64_t>(r.end, uint64_t(m.first_of(p)) + m.size_of(p)));
       const VkDeviceSize off = VkDeviceSize(m.index_in_piece(i)) * m.stride;
-      regions.push_back({p, {off, off, VkDeviceSize(end - i) * m.stride}});
-      stats.upload_bytes += regions.back().second.size;
+      if (batched == kBatch || (batched && p != batch_piece)) flush();
+      batch_piece = p;
+      batch[batched++] = {off, off, VkDeviceSize(end - i) * m.stride};
+      stats.upload_bytes += VkDeviceSize(end - i) * m.stride;
       i = end;
     }
   }
-  std::stable_sort(regions.begin(), regions.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<VkBufferCopy> piece_regions;
-  for (size_t k = 0; k < regions.size();) {
-    const uint32_t p = regions[k].first;
-    piece_regions.clear();
-    for (; k < regions.size() && regions[k].first == p; ++k)
-      piece_regions.push_back(regions[k].second);
-    s->vk.vkCmdCopyBuffer(c, m.staging[p].handle(), m.device[p].handle(),
-                          static_cast<uint32_t>(piece_regions.size()), piece_regions.data());
-    stats.copy_regions += static_cast<uint32_t>(piece_regions.size());
-  }
+  flush();
 }
 
 void Propagator::Impl::fill_zero(VkCommandBuffer c, const Pieced& m, uint32_t first,

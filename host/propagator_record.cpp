@@ -112,7 +112,7 @@ void Propagator::record(VkCommandBuffer cmd) {
       const VkBufferCopy region{0, 0, c.bytes};
       s.vk.vkCmdCopyBuffer(cmd, c.from.handle(), c.to->device[c.piece].handle(), 1, &region);
       ++m.stats.copy_regions;
-      m.retired.push_back(std::move(c.from));  // freed by the next update()
+      m.retired.push_back(std::move(c.from));  // freed by the next update(); room made there
     }
     m.piece_copies.clear();  // once: a second record() must not copy old values back
     barrier(s, cmd, kTransferWrite, {kTransferWrite.stage, kTransferWrite.access});
@@ -124,9 +124,8 @@ void Propagator::record(VkCommandBuffer cmd) {
     m.tables_pending = false;
   }
   if (m.full_upload) {
-    const std::vector<Range> all = {{0, m.slots}};
     for (int a = 0; a < kArrays; ++a)
-      if (m.mirrors(Array(a))) m.copy(cmd, m.arrays[a], all);  // else written in place
+      if (m.mirrors(Array(a))) m.copy(cmd, m.arrays[a], Range{0, m.slots});  // else written in place
     m.cleared_slots = m.zeroed_clears ? m.slot_capacity : 0;  // zeroed by update()'s helper
   }
   // Slots without an entity read as zeros (a full upload clears them all, growth the new ones);
@@ -139,13 +138,13 @@ void Propagator::record(VkCommandBuffer cmd) {
   m.copy(cmd, m.rare, m.dirty_rare);
   m.copy(cmd, m.order_list, m.dirty_order);
   if (m.use_work_list && !m.steps.empty())
-    m.copy(cmd, m.work_list, {{0, m.stats.evaluated_entities}});
+    m.copy(cmd, m.work_list, Range{0, m.stats.evaluated_entities});
   const uint32_t order_pairs = static_cast<uint32_t>(m.order_changes.size() / 2);
   // Only a table planned this frame: a values frame that reuses the last plan finds it there
   // (8 bytes a level: 8 MB a frame for a 1M chain).
-  if (m.levels_pending) m.copy(cmd, m.levels, {{0, m.levels_used}});
-  if (m.value_count) m.copy(cmd, m.value_deltas, {{0, m.value_count}});
-  if (m.delta_count) m.copy(cmd, m.deltas, {{0, m.delta_count}});
+  if (m.levels_pending) m.copy(cmd, m.levels, Range{0, m.levels_used});
+  if (m.value_count) m.copy(cmd, m.value_deltas, Range{0, m.value_count});
+  if (m.delta_count) m.copy(cmd, m.deltas, Range{0, m.delta_count});
   // The fused steps' counters start at zero in every record() (a second one evaluates again).
   const uint32_t progress_words = m.progress_words();
   if (progress_words)

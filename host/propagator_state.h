@@ -15,6 +15,7 @@
 #include <array>
 #include <cassert>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -471,8 +472,10 @@ struct Propagator::Impl {
   // when no recorded frame that copies from them can still run (update() once the last frame
   // has completed, run() after its wait). Whether there were any.
   bool release_mirrors(bool now);
-  // Copies element ranges from the staging mirror to the device, split at piece boundaries.
-  void copy(VkCommandBuffer c, const Pieced& m, const std::vector<Range>& ranges);
+  // Copies element ranges (sorted, apart) from the staging mirror to the device, split at piece
+  // boundaries. Allocates nothing: record() calls it.
+  void copy(VkCommandBuffer c, const Pieced& m, std::span<const Range> ranges);
+  void copy(VkCommandBuffer c, const Pieced& m, Range one) { copy(c, m, {&one, 1}); }
   // Zeros elements [first, end) on the device (4-byte multiples), split at piece boundaries.
   void fill_zero(VkCommandBuffer c, const Pieced& m, uint32_t first, uint32_t end);
 

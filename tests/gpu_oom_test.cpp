@@ -1,9 +1,12 @@
 // Propagator::update() out of host memory (its own binary, gpu_oom_tests: alloc_failure.cpp
 // replaces the global operator new with one that fails on demand). Each allocation of a frame's
 // update() is made to fail in turn: update() returns an error naming the memory instead of
-// throwing, and the next frame matches the CPU reference; so does read_back().
+// throwing, and the next frame matches the CPU reference; so does read_back(). record() and
+// run_staged() allocate nothing at all.
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <optional>
 #include <string>
 
 #include "alloc_failure.h"
@@ -12,16 +15,25 @@
 namespace tprop::test {
 namespace {
 
-TEST(GpuOutOfMemory, AnUpdateOutOfHostMemoryFailsAndTheNextFrameMatchesTheReference) {
-  // Without the validation layer, which allocates in every Vulkan call: a failure made there
-  // would be the layer's, not tprop's. (lavapipe's own calls allocate with malloc, and the
-  // pipeline variants, whose compiler does not, are made in the warm-up frames.)
-  Result<VulkanContext> made = VulkanContext::create_headless({});
-  if (!made) {
-    if (gpu_required()) FAIL() << "TPROP_REQUIRE_GPU=1 but no Vulkan device: " << made.error().message;
-    GTEST_SKIP() << "no usable Vulkan device (" << made.error().message << ")";
+// Without the validation layer, which allocates in every Vulkan call: a failure made there
+// would be the layer's, not tprop's. (lavapipe's own calls allocate with malloc, and the
+// pipeline variants, whose compiler does not, are made in the warm-up frames.)
+class GpuOutOfMemory : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<VulkanContext> made = VulkanContext::create_headless({});
+    if (!made) {
+      if (gpu_required())
+        FAIL() << "TPROP_REQUIRE_GPU=1 but no Vulkan device: " << made.error().message;
+      GTEST_SKIP() << "no usable Vulkan device (" << made.error().message << ")";
+    }
+    ctx_.emplace(std::move(*made));
   }
-  VulkanContext ctx = std::move(*made);
+  std::optional<VulkanContext> ctx_;
+};
+
+TEST_F(GpuOutOfMemory, AnUpdateOutOfHostMemoryFailsAndTheNextFrameMatchesTheReference) {
+  VulkanContext& ctx = *ctx_;
   EntityStore store;
   ValueSource v(17);
   build_random_scene(store, 600, 12, v);
@@ -71,6 +83,49 @@ TEST(GpuOutOfMemory, AnUpdateOutOfHostMemoryFailsAndTheNextFrameMatchesTheRefere
   const Result<std::vector<float4x4>> all = gpu.read_back();
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), store.slot_capacity());
+}
+
+TEST_F(GpuOutOfMemory, RecordingAndRunningAFrameAllocateNoHostMemory) {
+  // record() returns nothing, so it must not be able to fail: whatever room it needs, update()
+  // made. Frames of every kind of edit, in small pieces (256 slots of LocalToWorld each), with
+  // bursts of spawns that grow the arrays by pieces (whose old contents record() copies over)
+  // and full uploads; each frame's run_staged() (record, submit, wait, the mirrors freed)
+  // counted allocation by allocation.
+  VulkanContext& ctx = *ctx_;
+  EntityStore store;
+  ValueSource v(29);
+  build_random_scene(store, 600, 12, v);
+  EntityId next = 600;
+  Propagator gpu = make_propagator(ctx, {.max_buffer_bytes = kMinBufferBytes});
+  CpuReference cpu;
+  long most = 0;
+  uint32_t grown = 0, full = 0, copies = 0;
+  auto counted_frame = [&]() -> Status {
+    if (Status st = gpu.update(store); !st) return st;
+    alloc_failure::arm(LONG_MAX, false);
+    const Status st = gpu.run_staged(store);
+    most = std::max(most, alloc_failure::count());
+    alloc_failure::disarm();
+    return st;
+  };
+  for (int f = 0; f < 60; ++f) {
+    const uint32_t pieces_before = gpu.last_frame().slot_pieces;
+    next = mixed_edit_frame(store, next, v);
+    if (f % 10 == 3)
+      for (int k = 0; k < 300; ++k) store.create(next++);  // past a piece or two
+    if (f % 20 == 11) {
+      ASSERT_TRUE(gpu.update(store).ok());  // never recorded: the next frame uploads everything
+    }
+    const std::string what = "frame " + std::to_string(f);
+    ASSERT_LE(frame_and_compare(gpu, cpu, store, what.c_str(), counted_frame), 1.0);
+    grown += gpu.last_frame().slot_pieces > pieces_before && pieces_before;
+    full += gpu.last_frame().full_upload;
+    copies += gpu.last_frame().copy_regions;
+  }
+  EXPECT_EQ(most, 0) << "allocations in one run_staged()";
+  EXPECT_GE(grown, 2u) << "frames that added pieces";
+  EXPECT_GE(full, 3u) << "full uploads";
+  EXPECT_GE(copies, 60u) << "copy regions recorded";
 }
 
 }  // namespace
