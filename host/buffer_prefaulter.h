@@ -7,7 +7,7 @@
 // through the driver's copies and clears (90 MB), one page after another on the device's queue
 // thread, and its update() faulted in the arrays it writes in place and the mirrors it packs
 // (64 MB) on the application's thread. Here the faults run on another core while the first
-// frame packs (tprop_bench --sizes 1M, README Performance):
+// frame packs (tprop_bench --sizes 1M, PERFORMANCE.md):
 //  - the buffers update() writes meanwhile are populated without a byte changed
 //    (MADV_POPULATE_WRITE: a page the packer wrote first stays as it is), a slice of each in
 //    turn from the start, ahead of the packer's sequential writes;

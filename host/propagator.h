@@ -273,7 +273,7 @@ enum class ScanRuns : uint8_t {
   Auto,    // where runs are jumped (NarrowWalk::Jump: every device but a CPU one). On lavapipe
            // a scan costs about 0.5 us an entity (a 1M chain: 515 ms scanned, 676 ms jumped,
            // 25 ms by the subgroup chain pass), so a CPU device keeps its walks. On an H100 a
-           // 1M chain 0.24 ms scanned, 0.98 jumped; the 10M mixed scene 0.84 and 4.7 (README).
+           // 1M chain 0.24 ms scanned, 0.98 jumped; the 10M mixed scene 0.84 and 4.7 (PERFORMANCE.md).
   Always,  // wherever the device allows, whatever the narrow walk
   Never,   // the narrow walk takes aligned runs too
 };
@@ -286,7 +286,7 @@ inline constexpr uint64_t kMinBufferBytes = 16384;
 // How the levels that are neither walked nor jumped are ordered. On an NVIDIA H200 a dispatch
 // with the barrier before it costs several microseconds however few entities it holds (a 1M
 // forest's 11 levels evaluate in about twice a flat scene's time), which Fused was built to save;
-// measured there it is slower all the same (README, Performance: a 10M forest's full frame 2.34
+// measured there it is slower all the same (PERFORMANCE.md: a 10M forest's full frame 2.34
 // against 1.93 ms, its 1% values frame 1.05 against 0.64 ms; a 1M forest 0.140 against 0.109
 // ms): the workgroups that wait at each level's start hold the GPU while the level above ends,
 // and their polls queue at the counter the level above raises. So Auto is Separate everywhere;
@@ -311,8 +311,8 @@ enum class LevelPasses : uint8_t {
 // the level passes pay a dispatch, a barrier and a few dependent memory round trips a level
 // however few entities it holds (a forest's top levels: a few of its dispatches, not of its
 // bytes). Taken where it replaces two steps or more (not a deep run's scan or jump). A level
-// joins while what it adds costs less than the dispatch it saves: measured on an H100 (README,
-// Performance), climbing a level of w entities at depth d costs about 3 ps times w * d, a level
+// joins while what it adds costs less than the dispatch it saves: measured on an H100
+// (PERFORMANCE.md), climbing a level of w entities at depth d costs about 3 ps times w * d, a level
 // dispatch about 3.5 us, so about a million steps break even (a 1M forest4's ninth level, 105k
 // entities at depth 9, is about that; with it and the tenth climbed the frame was 6% slower).
 // There a 1M forest4's full frame went from 0.110 to 0.082 ms, a 100k one's from 0.047 to 0.020.
@@ -367,7 +367,7 @@ enum class WorldWrites : uint8_t {
 enum class SlotOrder : uint8_t {
   // Restore on a CPU device, Keep on GPUs. On lavapipe a 1M forest's evaluation after 60 frames
   // of 1,000 spawns, 1,000 despawns and 100 re-parents took 36 to 45 ms against 16 to 22 at the
-  // start (README, Performance); restored, it stays near the start's. Not measured on a GPU yet,
+  // start (PERFORMANCE.md); restored, it stays near the start's. Not measured on a GPU yet,
   // where the sort's host time (a few ms for a 1M scene's widest level, tens at 10M, once every
   // few dozen such frames) weighs against GPU time saved: tprop_bench --slot-order compares.
   Auto,
@@ -417,7 +417,7 @@ struct PropagatorOptions {
   // addresses when the scene outgrew one storage binding (with prefer_descriptors = false, only
   // under Always). Measured on lavapipe, where a texel fetch serves 8 lanes at once and a
   // storage-buffer load goes lane by lane: a 1M forest's full evaluation about a third faster,
-  // a 4M forest's 5.5 times beside device addresses (README, Performance). On an H100 the 10M
+  // a 4M forest's 5.5 times beside device addresses (PERFORMANCE.md). On an H100 the 10M
   // frames varied by 3x whatever the mode, so nothing told them apart: Auto keeps storage
   // buffers on GPUs (tprop_bench --addressing texels compares); Never: storage buffers only.
   TexelReads texel_reads = TexelReads::Auto;
@@ -479,7 +479,7 @@ struct PropagatorOptions {
   // (shaders/pass_features.h: composites, user matrices, Statics, overrides, parents, skipping,
   // non-affine matrices), as counted over the scene's live entities when they are packed; a
   // variant is made the first time a frame needs it. Measured on lavapipe, where every branch is
-  // paid by every entity: see README, Performance. `false`: the general shader every time (every
+  // paid by every entity: see PERFORMANCE.md. `false`: the general shader every time (every
   // rule compiled in), for comparison.
   bool specialize = true;
   // With NarrowWalk::SingleInvocation, chains go to one subgroup of 8 and bundles of parallel
