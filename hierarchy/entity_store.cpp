@@ -33,11 +33,25 @@ inline void room_for(std::vector<uint32_t>& list, size_t more) {
 
 void EntityStore::grow_for(std::vector<uint32_t>& list, size_t more) { grow_list(list, more); }
 
+void EntityStore::grow_log() {
+  std::vector<ValueSnapshot>& log = value_logs_[log_filling_];
+  if (log.size() >= log_max_) {
+    logging_ = false;  // the records are read instead (StoreChanges::value_records)
+    return;
+  }
+  try {
+    log.reserve(std::min(std::max(log.size() + 1, 2 * log.capacity()), log_max_));
+  } catch (const std::bad_alloc&) {
+    logging_ = false;  // an optimization only: the setter goes on
+  }
+}
+
 void EntityStore::reserve(size_t entities) {
   id_to_slot_.reserve(entities);
   ids_.reserve(entities);
   rec_.reserve(entities);
   links_.reserve(entities);
+  previous_parent_.reserve(entities);
 }
 
 bool EntityStore::create(EntityId id) { return create_at_slot(id) != kNone; }
@@ -52,6 +66,7 @@ uint32_t EntityStore::create_at_slot(EntityId id) {
     ids_.reserve(ids_.size() + 1);
     rec_.reserve(rec_.size() + 1);
     links_.reserve(links_.size() + 1);
+    previous_parent_.reserve(previous_parent_.size() + 1);
   }
   room_for(dirty_slots_, 1);
   // The children that named the id before it existed (none in a world).
@@ -65,6 +80,7 @@ uint32_t EntityStore::create_at_slot(EntityId id) {
     ids_.push_back(0);
     rec_.emplace_back();
     links_.emplace_back();
+    previous_parent_.push_back(0);
   }
   ids_[slot] = id;
   // A slot freed earlier in this frame is listed already: it keeps its marks, so that
@@ -203,6 +219,7 @@ bool EntityStore::set_translation(EntityId e, float3 v) {
   if (s == kNone) return false;
   set_value_bit(s, Component::Translation);  // listed first: out of memory, nothing changed
   rec_[s].translation = v;
+  log_values(s);
   return true;
 }
 
@@ -211,6 +228,7 @@ bool EntityStore::set_rotation(EntityId e, quat q) {
   if (s == kNone) return false;
   set_value_bit(s, Component::Rotation);  // listed first: out of memory, nothing changed
   rec_[s].rotation = q;
+  log_values(s);
   return true;
 }
 
@@ -219,6 +237,7 @@ bool EntityStore::set_scale(EntityId e, float v) {
   if (s == kNone) return false;
   set_value_bit(s, Component::Scale);  // listed first: out of memory, nothing changed
   rec_[s].scale = v;
+  log_values(s);
   return true;
 }
 
@@ -227,6 +246,7 @@ bool EntityStore::set_non_uniform_scale(EntityId e, float3 v) {
   if (s == kNone) return false;
   set_value_bit(s, Component::NonUniformScale);  // listed first: out of memory, nothing changed
   rec_[s].non_uniform_scale = v;
+  log_values(s);
   return true;
 }
 
@@ -419,7 +439,7 @@ std::vector<EntityId> EntityStore::children(EntityId e) const {
 std::optional<EntityId> EntityStore::previous_parent(EntityId e) const {
   const uint32_t s = live_slot(e);
   if (s == kNone || !(rec_[s].flags & kHadPreviousParent)) return std::nullopt;
-  return rec_[s].previous_parent;
+  return previous_parent_[s];
 }
 
 uint32_t EntityStore::replace_head(EntityId parent, uint32_t parent_slot, uint32_t head) {
@@ -455,14 +475,20 @@ void EntityStore::unlink_child(uint32_t slot) {
 }
 
 void EntityStore::drop_spoiled_values() {
+  // The log's entries go with their slots (value_logs_ is parallel to value_slots_ while kept).
+  std::vector<ValueSnapshot>& log = value_logs_[log_filling_];
+  assert(!logging_ || log.size() == value_slots_.size());
   size_t kept = 0;
+  auto keep = [&](size_t i) {
+    if (logging_) log[kept] = log[i];
+    value_slots_[kept++] = value_slots_[i];
+  };
   if (spoiled_count_ > kSpoiledMax) {
     // Too many to list: every listed slot's record says.
     for (size_t i = 0; i < value_slots_.size(); ++i) {
       if (i + kRecordsAhead < value_slots_.size())
         prefetch_line(&rec_[value_slots_[i + kRecordsAhead]]);
-      const uint32_t s = value_slots_[i];
-      if (!(listed(s) & kListedReshaped)) value_slots_[kept++] = s;
+      if (!(listed(value_slots_[i]) & kListedReshaped)) keep(i);
     }
   } else {
     // A 4,096-bit filter of the spoiled slots: a listed slot whose bit is clear was not
@@ -473,13 +499,15 @@ void EntityStore::drop_spoiled_values() {
       const uint32_t b = bit_of(spoiled_[i]);
       filter[b >> 6] |= uint64_t(1) << (b & 63);
     }
-    for (const uint32_t s : value_slots_) {
+    for (size_t i = 0; i < value_slots_.size(); ++i) {
+      const uint32_t s = value_slots_[i];
       const uint32_t b = bit_of(s);
       if ((filter[b >> 6] >> (b & 63) & 1) && (listed(s) & kListedReshaped)) continue;
-      value_slots_[kept++] = s;
+      keep(i);
     }
   }
   value_slots_.resize(kept);
+  if (logging_) log.resize(kept);
   spoiled_count_ = 0;
 }
 
@@ -499,6 +527,12 @@ StoreChanges EntityStore::take_changes() {
   dirty_slots_.clear();
   out.values = std::move(value_slots_);
   value_slots_.clear();
+  // The filled log is handed out; the other, handed out by the last call, fills next.
+  if (logging_) out.value_records = value_logs_[log_filling_];
+  log_filling_ ^= 1;
+  value_logs_[log_filling_].clear();
+  logging_ = true;
+  log_max_ = std::max<size_t>(4096, rec_.size() / 8);
   out.structural = std::move(structural_slots_);
   structural_slots_.clear();
   // The lists were handed over whole: room for as many as this frame's, so that the next frame
@@ -512,12 +546,14 @@ StoreChanges EntityStore::take_changes() {
   }
   for (size_t i = 0; i < parent_changed_slots_.size(); ++i) {
     // Scattered records (a world re-parents some 2,000 a frame): asked for ahead.
-    if (i + kRecordsAhead < parent_changed_slots_.size())
+    if (i + kRecordsAhead < parent_changed_slots_.size()) {
       prefetch_line(&rec_[parent_changed_slots_[i + kRecordsAhead]]);
+      prefetch_line(&previous_parent_[parent_changed_slots_[i + kRecordsAhead]]);
+    }
     const uint32_t s = parent_changed_slots_[i];
     if (!(rec_[s].flags & kAlive)) continue;
     if (rec_[s].flags & bit(Component::Parent)) {
-      rec_[s].previous_parent = rec_[s].parent;
+      previous_parent_[s] = rec_[s].parent;
       rec_[s].flags |= kHadPreviousParent;
     } else {
       rec_[s].flags &= ~kHadPreviousParent;

@@ -46,23 +46,31 @@ constexpr bool values_alone_suffice(ComponentMask mask) {
   return !(mask & (bit(Component::Static) | kRareComponentMask));
 }
 
+// The values of a snapshot (StoreChanges::value_records, EntityStore::values_at): translation,
+// rotation and scale as the presence bits say, Scale winning over NonUniformScale. Euler angles,
+// rare components, are not in it: pack_values() below resolves them.
+inline PackedValues pack_values(const ValueSnapshot& v) {
+  const ComponentMask m = v.components();
+  PackedValues out;
+  if (m & bit(Component::Translation)) out.translation = float4(v.translation, 0.0f);
+  if (m & bit(Component::Rotation))
+    out.rotation = float4(v.rotation.x, v.rotation.y, v.rotation.z, v.rotation.w);
+  if (m & bit(Component::Scale)) {
+    out.scale = float4(float3(v.scale), 0.0f);
+  } else if (m & bit(Component::NonUniformScale)) {
+    out.scale = float4(v.non_uniform_scale, 0.0f);
+  }
+  return out;
+}
+
 // The values part of pack_entity (translation, rotation, scale; what the presence flags govern):
 // all that a change listed in StoreChanges::values uploads. Inline, and returned by value:
 // thousands a frame, and the values stay in registers on their way to the staging memory.
 inline PackedValues pack_values(const EntityStore& store, uint32_t slot, ComponentMask m) {
-  PackedValues out;
-  if (m & bit(Component::Translation)) out.translation = float4(store.translation_at(slot), 0.0f);
+  PackedValues out = pack_values(store.values_at(slot));
   if (m & kRotationEulerMask) {
     const quat q = effective_rotation(store, slot);  // Euler resolved here, not in GLSL
     out.rotation = float4(q.x, q.y, q.z, q.w);
-  } else if (m & bit(Component::Rotation)) {
-    const quat q = store.rotation_at(slot);
-    out.rotation = float4(q.x, q.y, q.z, q.w);
-  }
-  if (m & bit(Component::Scale)) {  // Scale wins over NonUniformScale
-    out.scale = float4(float3(store.scale_at(slot)), 0.0f);
-  } else if (m & bit(Component::NonUniformScale)) {
-    out.scale = float4(store.non_uniform_scale_at(slot), 0.0f);
   }
   return out;
 }

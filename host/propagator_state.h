@@ -484,9 +484,10 @@ struct Propagator::Impl {
   // A plain value change straight into the device arrays (ValueWrites::InPlace): translation,
   // rotation, scale and the dirty mark `frame`.
   void write_values_in_place(uint32_t slot, const PackedValues& e, uint32_t frame);
-  // Each slot of `values` (StoreChanges::values) gets a value delta staged or its values
-  // written in place, unless more of it than its values must go (`not_alone`).
-  void stage_values(const EntityStore& store, const std::vector<uint32_t>& values,
+  // Each slot of changes.values gets a value delta staged or its values written in place,
+  // from changes.value_records where the store kept them, unless more of it than its values
+  // must go (`not_alone`).
+  void stage_values(const EntityStore& store, const StoreChanges& changes,
                     bool write_in_place, uint32_t frame, std::vector<uint32_t>& not_alone);
   Result<uint32_t> static_index_for(uint32_t slot);
   void release_static(uint32_t slot);

@@ -260,6 +260,32 @@ TEST_F(GpuStaging, AFullUploadAgainMakesTheMirrorsAgain) {
   }
 }
 
+// Plain value changes are staged from the store's log of them (StoreChanges::value_records)
+// where it kept one, and from the records where a frame changed more than the log holds (an
+// eighth of the slots, at least 4,096): both, staged and written in place, with Static and
+// rare entities among the changed (sent whole either way), match the reference.
+TEST_F(GpuStaging, ValueFramesStageFromTheStoresLogOrItsRecordsAlike) {
+  for (ValueWrites writes : {ValueWrites::Staged, ValueWrites::InPlace}) {
+    SCOPED_TRACE(writes == ValueWrites::InPlace ? "in place" : "staged");
+    EntityStore store;
+    ValueSource v(31);
+    build_random_scene(store, 20000, 12, v);
+    Propagator gpu = make_propagator(ctx(), {.value_writes = writes});
+    CpuReference cpu;
+    ASSERT_LE(frame_and_compare(gpu, cpu, store, "first"), 1.0);
+    for (const uint32_t changed : {3000u, 6000u, 40u, 20000u, 4096u}) {
+      const std::string what = std::to_string(changed) + " values";
+      for (uint32_t k = 0; k < changed; ++k) {
+        const EntityId e = v.below(20000);
+        store.set_translation(e, v.vec(5));
+        if (k % 3 == 0) store.set_rotation(e, quat(v.vec(1).x, 0.6f, 0.0f, 0.8f));
+      }
+      ASSERT_LE(frame_and_compare(gpu, cpu, store, what.c_str()), 1.0);
+      EXPECT_GT(gpu.last_frame().values_only_entities, 0u) << what;
+    }
+  }
+}
+
 // Where translation, rotation and scale are written in place, a full upload packs them straight
 // into device memory: a full upload that also grows the arrays (after a refused update(), the
 // store grew past their room) must not copy the replaced last piece's old contents over what it
