@@ -259,7 +259,9 @@ Result<FrameRecord> SceneRunner::run_frame(FrameKind kind, EntityStore& store, u
   Impl& m = *impl_;
   FrameRecord r;
   r.kind = kind;
+  const auto edit_start = std::chrono::steady_clock::now();
   r.edit = apply_edit(kind, store, seed, next_id);
+  r.edit_ms = ms_since(edit_start);
 
   const uint64_t faults_before = thread_page_faults();
   const auto frame_start = std::chrono::steady_clock::now();

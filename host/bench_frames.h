@@ -69,6 +69,9 @@ struct FrameRecord {
   // Host wall times.
   double host_update_ms = 0;  // Propagator::update
   double frame_wall_ms = 0;   // update + record + submit + wait
+  // The frame's edits applied to the store (drawn from the seed, looked up by id, set): the
+  // application's side of a frame, which a store that does more in its setters makes longer.
+  double edit_ms = 0;
   FrameStats::HostTimes update_stages;  // where update's time went (FrameStats::host)
   // Page faults the update took on its thread (a fault costs far more on some virtual machines
   // than on others: a reason the same frame's host time differs between hosts).

@@ -80,6 +80,7 @@ nlohmann::json frame_json(const FrameRecord& f) {
           {"update_page_faults", f.update_page_faults},
           {"pipelines_created", f.pipelines_created},
           {"frame_wall_ms", f.frame_wall_ms},
+          {"edit_ms", f.edit_ms},
           {"upload_bytes", f.upload_bytes},
           {"in_place_bytes", f.in_place_bytes},
           {"dispatches", f.dispatches},
@@ -181,7 +182,7 @@ void print_text_frame(std::FILE* out, const FrameRecord& f) {
     std::fprintf(out, "%s%s %.3f", separator, name, ms);
     separator = ", ";
   }
-  std::fputs("\n", out);
+  std::fprintf(out, "; the edits before it %.3f ms\n", f.edit_ms);
   // The upload column counts copies; where update() wrote into device memory itself, say so.
   if (f.in_place_bytes)
     std::fprintf(out, "    written in place by update(): %.3f MiB\n", mib(f.in_place_bytes));

@@ -166,6 +166,12 @@ TEST(Bench, SmallValidatedRunCoversEverySceneAndFrameKind) {
       EXPECT_GE(f.at("loop_ms").get<double>(), 0.0);
       EXPECT_GE(f.at("update_page_faults").get<int64_t>(), 0);
       EXPECT_GE(f.at("pipelines_created").get<int64_t>(), 0);
+      // The edits are timed apart: a frame with none (the full and steady ones) takes next to
+      // nothing, one that edits takes something.
+      EXPECT_GE(f.at("edit_ms").get<double>(), 0.0);
+      if (f.at("frame") != "full" && f.at("frame") != "steady") {
+        EXPECT_GT(f.at("edit_ms").get<double>(), 0.0) << f.at("frame");
+      }
       // update()'s stages (FrameStats::host): within its time; the order and compaction only
       // where the hierarchy changed or the scene was packed whole.
       const nlohmann::json& stages = f.at("host_update_stages_ms");
@@ -405,6 +411,7 @@ TEST(Bench, TextReportNamesEveryFrameOfTheScene) {
   for (const std::string& frame : kStructuralFrames) EXPECT_CONTAINS(o.out, "  " + frame + " ");
   EXPECT_CONTAINS(o.out, "gpu/loop");
   EXPECT_CONTAINS(o.out, "    update ms: take_changes ");
+  EXPECT_CONTAINS(o.out, "; the edits before it ");
   EXPECT_CONTAINS(o.out, "byte model");
   EXPECT_CONTAINS(o.out, "ceiling     ");
   EXPECT_CONTAINS(o.out, "GB/s: a device-local copy of 32 MiB");
