@@ -87,7 +87,8 @@ inline bool crdt_type_is_network(CrdtMessageType type) {
 // The message's size on the wire, header included.
 size_t crdt_encoded_size(const CrdtMessage& m);
 // Appends the wire form of m. m.type must be one of the seven; data is ignored by types
-// without data.
+// without data. These two and decode_crdt_messages() throw std::bad_alloc out of host memory
+// (result.h); CrdtStreamReader's feeders report it as an error.
 void append_crdt_message(const CrdtMessage& m, std::vector<uint8_t>& out);
 std::vector<uint8_t> encode_crdt_messages(std::span<const CrdtMessage> messages);
 

@@ -37,6 +37,8 @@ namespace tprop {
 class DclScene {
  public:
   // Applies one message to the CRDT state, then brings the store entities it affected up to date.
+  // Out of host memory these throw std::bad_alloc (result.h) and the scene may stand between
+  // the message and its entities: feed() reports that as an error and stops the stream instead.
   CrdtApplyResult apply(const CrdtMessage& m);
   void apply(std::span<const CrdtMessage> batch);
   // Feeds raw stream bytes in chunks of any size: every message they complete is applied. A

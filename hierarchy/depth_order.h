@@ -3,7 +3,8 @@
 // free. Parenting cycles are broken on the way: every member of a cycle stands at the root while
 // the cycle lasts, and entities hanging below a cycle keep their parent. The result is a pure
 // function of the store's current Parent components, so it does not depend on the order of the
-// edits that led there. This is exactly the parent index buffer the GPU path uploads.
+// edits that led there. This is exactly the parent index buffer the GPU path uploads. Out of host
+// memory sort_by_depth() throws std::bad_alloc (result.h).
 #pragma once
 
 #include <cstdint>

@@ -18,6 +18,10 @@
 // destroying and re-parenting entities under live parents, as a Decentraland world does a few
 // thousand times a frame, looks no parent up by id: those id-map probes were a quarter of the
 // world's ingest, one cache miss each.
+//
+// Out of host memory an edit throws std::bad_alloc (result.h), leaving the store as it was, or,
+// where it had changed something already, with every change made reported by take_changes().
+// take_changes() never throws.
 #pragma once
 
 #include <algorithm>

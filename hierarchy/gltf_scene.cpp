@@ -89,7 +89,12 @@ Result<std::string> read_regular_file(const std::string& path) {
   }
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return Error{"cannot open " + path + ": " + std::strerror(errno)};
-  std::string bytes(size_t(size), '\0');
+  std::string bytes;
+  try {
+    bytes.resize(size_t(size));  // up to kMaxGltfFileBytes
+  } catch (const std::bad_alloc&) {
+    return out_of_memory_error("out of host memory reading a glTF file");
+  }
   const size_t got = std::fread(bytes.data(), 1, bytes.size(), f.get());
   if (got != bytes.size() || std::ferror(f.get())) {
     return Error{"cannot read " + path + ": " +

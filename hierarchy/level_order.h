@@ -43,6 +43,8 @@
 
 namespace tprop {
 
+// Out of host memory its edits (rebuild, apply, compact) throw std::bad_alloc (result.h);
+// Propagator::update() catches that and rebuilds the order the next frame.
 class LevelOrder {
  public:
   static constexpr uint32_t kNone = 0xffffffffu;

@@ -26,7 +26,8 @@ class CpuReference {
   //    Static this object has never seen (a CpuReference created mid-run) is computed once and
   //    kept from then on. Frozen wins over WriteGroupOverride: a Static override freezes the
   //    user value of its first frame.
-  // `order` must be sort_by_depth(store) for the store's current hierarchy.
+  // `order` must be sort_by_depth(store) for the store's current hierarchy. Out of host memory
+  // it throws std::bad_alloc (result.h), its earlier results kept.
   void evaluate(const EntityStore& store, const DepthOrder& order,
                 std::vector<float4x4>& local_to_world);
 

@@ -1,6 +1,12 @@
 // Errors as values: everything the environment can get wrong (a file, a device, bad input)
 // comes back as an Error with a message that says what is wrong and where. Programming errors
-// are asserts. Nothing throws across tprop's API.
+// are asserts. Nothing throws across tprop's API, with one kind of exception, named in each
+// header it concerns: the in-memory editing and evaluation calls that allocate as they go and
+// report nothing else (EntityStore's edits, the CPU reference and the depth sort,
+// DclScene::apply, LevelOrder's edits, the CRDT codec's encode and decode) throw std::bad_alloc
+// when host memory runs out, leaving their object as it was or whole (EntityStore: every change
+// made is reported). Everything that reads input, talks to a device or runs a frame (loading,
+// generating, feeding streams, contexts, Propagator) returns that as an Error instead.
 //
 // Reading the value of an error Result (or the error of a good one) is a programming error: it
 // stops the program with a message naming the misuse and the error it carried. The check stays
@@ -12,6 +18,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <string>
 #include <utility>
 #include <variant>
@@ -65,6 +72,27 @@ class [[nodiscard]] Result {
 
   std::variant<T, Error> v_;
 };
+
+// The error of a path that ran out of host memory: `message`, or where even that cannot be
+// allocated "out of memory", which fits the string's own room (no allocation). Never throws.
+inline Error out_of_memory_error(const char* message) noexcept {
+  try {
+    return Error{message};
+  } catch (...) {
+    return Error{"out of memory"};
+  }
+}
+
+// f(), a Result, with std::bad_alloc out of it turned into out_of_memory_error(what): for entry
+// points whose set-up allocates in many small places (a context, a Propagator).
+template <class F>
+auto guard_host_memory(const char* what, F&& f) noexcept -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return out_of_memory_error(what);
+  }
+}
 
 // For operations that produce nothing but can fail.
 struct Ok {};

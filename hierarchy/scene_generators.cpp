@@ -225,7 +225,12 @@ Result<Scene> read_spec(std::string_view spec, uint64_t seed, bool generate) {
 }  // namespace
 
 Result<Scene> generate_scene(std::string_view spec, uint64_t seed) {
-  return read_spec(spec, seed, true);
+  // Millions of entities a spec: running out of host memory is an error, not an exception.
+  try {
+    return read_spec(spec, seed, true);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory_error("out of host memory generating the scene");
+  }
 }
 
 Status check_generator_spec(std::string_view spec) {

@@ -457,11 +457,15 @@ Result<Scene> read_document(std::string_view text, std::string source) {
 Result<Scene> parse_scene_json(std::string_view text, std::string source) {
   // nlohmann throws on allocation failure and on a few internal conversions; nothing may cross
   // tprop's API as an exception.
-  const std::string name = source;
   try {
-    return read_document(text, std::move(source));
-  } catch (const std::exception& e) {
-    return Error{name + ": " + e.what()};
+    const std::string name = source;
+    try {
+      return read_document(text, std::move(source));
+    } catch (const std::exception& e) {
+      return Error{name + ": " + e.what()};
+    }
+  } catch (const std::bad_alloc&) {  // the name's copy, or the message
+    return out_of_memory_error("out of host memory reading a JSON scene");
   }
 }
 

@@ -31,6 +31,13 @@ Propagator::~Propagator() = default;
 
 Result<Propagator> Propagator::create(const VulkanContext& context,
                                       const PropagatorOptions& options) {
+  // Host memory running out while it is made (its tables, the pipelines' names) is an error.
+  return guard_host_memory("out of host memory creating a Propagator",
+                           [&] { return create_unguarded(context, options); });
+}
+
+Result<Propagator> Propagator::create_unguarded(const VulkanContext& context,
+                                                const PropagatorOptions& options) {
   auto impl = std::make_unique<Impl>();
   const ContextState& s = context.state();
   impl->s = &s;
@@ -78,7 +85,8 @@ Status Propagator::update(EntityStore& store) {
       // Describing the buffers ran out too: the frame is dropped all the same (abandon_frame()
       // drops it first), and the next update() describes them.
     }
-    return Error{"out of host memory in update(); the next update() packs the whole scene again"};
+    return out_of_memory_error(
+        "out of host memory in update(); the next update() packs the whole scene again");
   }
 }
 

@@ -546,6 +546,9 @@ class Propagator {
  private:
   struct Impl;
   explicit Propagator(std::unique_ptr<Impl> impl);
+  // create() without its guard against std::bad_alloc.
+  static Result<Propagator> create_unguarded(const VulkanContext& context,
+                                             const PropagatorOptions& options);
   std::unique_ptr<Impl> impl_;
 };
 

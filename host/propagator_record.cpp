@@ -342,7 +342,7 @@ Result<std::vector<float4x4>> Propagator::read_back() {
   try {
     out.assign(n, float4x4(0.0f));
   } catch (const std::bad_alloc&) {
-    return Error{"out of host memory reading back " + std::to_string(n) + " LocalToWorld matrices"};
+    return out_of_memory_error("out of host memory reading back the LocalToWorld matrices");
   }
   if (n == 0 || !m.world) return out;
   // Piece by piece through one host-visible buffer the size of a piece (of the scene when it

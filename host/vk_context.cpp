@@ -365,120 +365,127 @@ ValidationCounts VulkanContext::validation_counts() const {
 }
 
 Result<VulkanContext> VulkanContext::create_headless(const ContextOptions& options) {
-  const PFN_vkGetInstanceProcAddr gipa = loader_entry();
-  if (!gipa) return Error{kNoLoader};
-  auto s = std::make_unique<ContextState>();
-  s->get_instance_proc_addr = gipa;
-  s->print_validation = options.print_validation;
+  auto create = [&]() -> Result<VulkanContext> {
+    const PFN_vkGetInstanceProcAddr gipa = loader_entry();
+    if (!gipa) return Error{kNoLoader};
+    auto s = std::make_unique<ContextState>();
+    s->get_instance_proc_addr = gipa;
+    s->print_validation = options.print_validation;
 
-  auto create_instance = reinterpret_cast<PFN_vkCreateInstance>(
-      s->get_instance_proc_addr(VK_NULL_HANDLE, "vkCreateInstance"));
-  if (!create_instance) return Error{"the Vulkan loader has no vkCreateInstance"};
+    auto create_instance = reinterpret_cast<PFN_vkCreateInstance>(
+        s->get_instance_proc_addr(VK_NULL_HANDLE, "vkCreateInstance"));
+    if (!create_instance) return Error{"the Vulkan loader has no vkCreateInstance"};
 
-  std::vector<const char*> layers;
-  std::vector<const char*> extensions;
-  const bool debug_utils_available =
-      has_instance_extension(s->get_instance_proc_addr, nullptr, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-  if (options.validation) {
-    if (!has_layer(s->get_instance_proc_addr, kValidationLayer))
-      return Error{"Vulkan validation was requested but VK_LAYER_KHRONOS_validation is not "
-                   "installed (Debian: vulkan-validationlayers)"};
-    if (!debug_utils_available)
-      return Error{"Vulkan validation needs VK_EXT_debug_utils, which this loader lacks"};
-    layers.push_back(kValidationLayer);
-    extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
-  }
-  s->debug_utils = debug_utils_available && (options.debug_utils || options.validation);
-  if (s->debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    std::vector<const char*> layers;
+    std::vector<const char*> extensions;
+    const bool debug_utils_available = has_instance_extension(
+        s->get_instance_proc_addr, nullptr, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    if (options.validation) {
+      if (!has_layer(s->get_instance_proc_addr, kValidationLayer))
+        return Error{"Vulkan validation was requested but VK_LAYER_KHRONOS_validation is not "
+                     "installed (Debian: vulkan-validationlayers)"};
+      if (!debug_utils_available)
+        return Error{"Vulkan validation needs VK_EXT_debug_utils, which this loader lacks"};
+      layers.push_back(kValidationLayer);
+      extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+    }
+    s->debug_utils = debug_utils_available && (options.debug_utils || options.validation);
+    if (s->debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
 
-  VkApplicationInfo app{};
-  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
-  app.pApplicationName = "tprop";
-  app.pEngineName = "tprop";
-  app.apiVersion = VK_API_VERSION_1_3;
+    VkApplicationInfo app{};
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.pApplicationName = "tprop";
+    app.pEngineName = "tprop";
+    app.apiVersion = VK_API_VERSION_1_3;
 
-  // Synchronization validation on top of the default checks.
-  const VkValidationFeatureEnableEXT enables[] = {
-      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
-  VkValidationFeaturesEXT features{};
-  features.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT;
-  features.enabledValidationFeatureCount = 1;
-  features.pEnabledValidationFeatures = enables;
-  VkDebugUtilsMessengerCreateInfoEXT messenger_info = validation_messenger_info(*s);
-  if (options.validation) features.pNext = &messenger_info;
+    // Synchronization validation on top of the default checks.
+    const VkValidationFeatureEnableEXT enables[] = {
+        VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    VkValidationFeaturesEXT features{};
+    features.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT;
+    features.enabledValidationFeatureCount = 1;
+    features.pEnabledValidationFeatures = enables;
+    VkDebugUtilsMessengerCreateInfoEXT messenger_info = validation_messenger_info(*s);
+    if (options.validation) features.pNext = &messenger_info;
 
-  VkInstanceCreateInfo ici{};
-  ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
-  ici.pNext = options.validation ? &features : nullptr;
-  ici.pApplicationInfo = &app;
-  ici.enabledLayerCount = static_cast<uint32_t>(layers.size());
-  ici.ppEnabledLayerNames = layers.data();
-  ici.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
-  ici.ppEnabledExtensionNames = extensions.data();
-  VkResult r = create_instance(&ici, nullptr, &s->instance);
-  if (r != VK_SUCCESS) return Error{"creating the Vulkan instance failed: " + describe(r)};
-  s->owns_instance = true;
-  load_instance_functions(*s);
+    VkInstanceCreateInfo ici{};
+    ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+    ici.pNext = options.validation ? &features : nullptr;
+    ici.pApplicationInfo = &app;
+    ici.enabledLayerCount = static_cast<uint32_t>(layers.size());
+    ici.ppEnabledLayerNames = layers.data();
+    ici.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    ici.ppEnabledExtensionNames = extensions.data();
+    VkResult r = create_instance(&ici, nullptr, &s->instance);
+    if (r != VK_SUCCESS) return Error{"creating the Vulkan instance failed: " + describe(r)};
+    s->owns_instance = true;
+    load_instance_functions(*s);
 
-  if (options.validation) {
-    r = s->in.vkCreateDebugUtilsMessengerEXT(s->instance, &messenger_info, nullptr, &s->messenger);
-    if (r != VK_SUCCESS) return Error{"creating the validation messenger failed: " + describe(r)};
-  }
+    if (options.validation) {
+      r = s->in.vkCreateDebugUtilsMessengerEXT(s->instance, &messenger_info, nullptr,
+                                               &s->messenger);
+      if (r != VK_SUCCESS) return Error{"creating the validation messenger failed: " + describe(r)};
+    }
 
-  auto pd = pick_device(*s, options.device);
-  if (!pd) return pd.error();
-  s->physical_device = *pd;
-  const Support support = check_support(*s, s->physical_device);
-  s->queue_family = support.queue_family;
+    auto pd = pick_device(*s, options.device);
+    if (!pd) return pd.error();
+    s->physical_device = *pd;
+    const Support support = check_support(*s, s->physical_device);
+    s->queue_family = support.queue_family;
 
-  const float priority = 1.0f;
-  VkDeviceQueueCreateInfo qci{};
-  qci.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
-  qci.queueFamilyIndex = s->queue_family;
-  qci.queueCount = 1;
-  qci.pQueuePriorities = &priority;
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo qci{};
+    qci.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    qci.queueFamilyIndex = s->queue_family;
+    qci.queueCount = 1;
+    qci.pQueuePriorities = &priority;
 
-  FeatureChain enable;
-  required_device_setup().enable_in(enable.features, enable.vk12, enable.vk13);
+    FeatureChain enable;
+    required_device_setup().enable_in(enable.features, enable.vk12, enable.vk13);
 
-  VkDeviceCreateInfo dci{};
-  dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
-  dci.pNext = &enable.features;
-  dci.queueCreateInfoCount = 1;
-  dci.pQueueCreateInfos = &qci;
-  r = s->in.vkCreateDevice(s->physical_device, &dci, nullptr, &s->device);
-  if (r != VK_SUCCESS) return Error{"creating the Vulkan device failed: " + describe(r)};
-  s->owns_device = true;
-  tprop_load_device_table(&s->vk, s->device, s->in.vkGetDeviceProcAddr);
-  s->vk.vkGetDeviceQueue(s->device, s->queue_family, 0, &s->queue);
-  if (Status st = fill_device_info(*s); !st) return st.error();
-  return VulkanContext(std::move(s));
+    VkDeviceCreateInfo dci{};
+    dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    dci.pNext = &enable.features;
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &qci;
+    r = s->in.vkCreateDevice(s->physical_device, &dci, nullptr, &s->device);
+    if (r != VK_SUCCESS) return Error{"creating the Vulkan device failed: " + describe(r)};
+    s->owns_device = true;
+    tprop_load_device_table(&s->vk, s->device, s->in.vkGetDeviceProcAddr);
+    s->vk.vkGetDeviceQueue(s->device, s->queue_family, 0, &s->queue);
+    if (Status st = fill_device_info(*s); !st) return st.error();
+    return VulkanContext(std::move(s));
+  };
+  return guard_host_memory("out of host memory creating the Vulkan context", create);
 }
 
 Result<VulkanContext> VulkanContext::adopt(const AdoptInfo& info) {
-  if (!info.instance || !info.physical_device || !info.device || !info.queue ||
-      !info.get_instance_proc_addr)
-    return Error{"VulkanContext::adopt needs an instance, a physical device, a device, a queue "
-                 "and vkGetInstanceProcAddr"};
-  if (Status st = check_adopted_setup(info); !st) return st.error();
-  auto s = std::make_unique<ContextState>();
-  s->get_instance_proc_addr = info.get_instance_proc_addr;
-  s->instance = info.instance;
-  s->physical_device = info.physical_device;
-  s->device = info.device;
-  s->queue = info.queue;
-  s->queue_family = info.queue_family;
-  s->debug_utils = info.debug_utils_enabled;
-  load_instance_functions(*s);
-  if (!s->in.vkGetDeviceProcAddr || !s->in.vkGetPhysicalDeviceProperties2)
-    return Error{"the adopted vkGetInstanceProcAddr does not return Vulkan 1.1 functions"};
-  if (Status st = fill_device_info(*s); !st)
-    return Error{st.error().message + " (enable required_device_setup() on the adopted device)"};
-  tprop_load_device_table(&s->vk, s->device, s->in.vkGetDeviceProcAddr);
-  if (!s->vk.vkCmdPipelineBarrier2 || !s->vk.vkGetBufferDeviceAddress)
-    return Error{"the adopted device lacks Vulkan 1.3 entry points (create it with apiVersion "
-                 "1.3 and required_device_setup())"};
-  return VulkanContext(std::move(s));
+  auto adopt_device = [&]() -> Result<VulkanContext> {
+    if (!info.instance || !info.physical_device || !info.device || !info.queue ||
+        !info.get_instance_proc_addr)
+      return Error{"VulkanContext::adopt needs an instance, a physical device, a device, a queue "
+                   "and vkGetInstanceProcAddr"};
+    if (Status st = check_adopted_setup(info); !st) return st.error();
+    auto s = std::make_unique<ContextState>();
+    s->get_instance_proc_addr = info.get_instance_proc_addr;
+    s->instance = info.instance;
+    s->physical_device = info.physical_device;
+    s->device = info.device;
+    s->queue = info.queue;
+    s->queue_family = info.queue_family;
+    s->debug_utils = info.debug_utils_enabled;
+    load_instance_functions(*s);
+    if (!s->in.vkGetDeviceProcAddr || !s->in.vkGetPhysicalDeviceProperties2)
+      return Error{"the adopted vkGetInstanceProcAddr does not return Vulkan 1.1 functions"};
+    if (Status st = fill_device_info(*s); !st)
+      return Error{st.error().message + " (enable required_device_setup() on the adopted device)"};
+    tprop_load_device_table(&s->vk, s->device, s->in.vkGetDeviceProcAddr);
+    if (!s->vk.vkCmdPipelineBarrier2 || !s->vk.vkGetBufferDeviceAddress)
+      return Error{"the adopted device lacks Vulkan 1.3 entry points (create it with apiVersion "
+                   "1.3 and required_device_setup())"};
+    return VulkanContext(std::move(s));
+  };
+  return guard_host_memory("out of host memory adopting the Vulkan device", adopt_device);
 }
 
 bool device_selector_matches(const std::string& selector, uint32_t index, const std::string& name) {
@@ -490,35 +497,38 @@ bool device_selector_matches(const std::string& selector, uint32_t index, const 
 }
 
 Result<std::vector<std::string>> list_devices() {
-  const PFN_vkGetInstanceProcAddr gipa = loader_entry();
-  if (!gipa) return Error{kNoLoader};
-  ContextState s;
-  s.get_instance_proc_addr = gipa;
-  auto create_instance = reinterpret_cast<PFN_vkCreateInstance>(
-      s.get_instance_proc_addr(VK_NULL_HANDLE, "vkCreateInstance"));
-  if (!create_instance) return Error{"the Vulkan loader has no vkCreateInstance"};
-  VkApplicationInfo app{};
-  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
-  app.apiVersion = VK_API_VERSION_1_3;
-  VkInstanceCreateInfo ici{};
-  ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
-  ici.pApplicationInfo = &app;
-  VkResult r = create_instance(&ici, nullptr, &s.instance);
-  if (r != VK_SUCCESS) return Error{"creating the Vulkan instance failed: " + describe(r)};
-  s.owns_instance = true;
-  load_instance_functions(s);
-  uint32_t count = 0;
-  s.in.vkEnumeratePhysicalDevices(s.instance, &count, nullptr);
-  std::vector<VkPhysicalDevice> devices(count);
-  s.in.vkEnumeratePhysicalDevices(s.instance, &count, devices.data());
-  std::vector<std::string> names;
-  for (VkPhysicalDevice pd : devices) {
-    VkPhysicalDeviceProperties p{};
-    s.in.vkGetPhysicalDeviceProperties(pd, &p);
-    names.emplace_back(p.deviceName);
-  }
-  if (names.empty()) return Error{"no Vulkan device found"};
-  return names;
+  auto list = [&]() -> Result<std::vector<std::string>> {
+    const PFN_vkGetInstanceProcAddr gipa = loader_entry();
+    if (!gipa) return Error{kNoLoader};
+    ContextState s;
+    s.get_instance_proc_addr = gipa;
+    auto create_instance = reinterpret_cast<PFN_vkCreateInstance>(
+        s.get_instance_proc_addr(VK_NULL_HANDLE, "vkCreateInstance"));
+    if (!create_instance) return Error{"the Vulkan loader has no vkCreateInstance"};
+    VkApplicationInfo app{};
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.apiVersion = VK_API_VERSION_1_3;
+    VkInstanceCreateInfo ici{};
+    ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+    ici.pApplicationInfo = &app;
+    VkResult r = create_instance(&ici, nullptr, &s.instance);
+    if (r != VK_SUCCESS) return Error{"creating the Vulkan instance failed: " + describe(r)};
+    s.owns_instance = true;
+    load_instance_functions(s);
+    uint32_t count = 0;
+    s.in.vkEnumeratePhysicalDevices(s.instance, &count, nullptr);
+    std::vector<VkPhysicalDevice> devices(count);
+    s.in.vkEnumeratePhysicalDevices(s.instance, &count, devices.data());
+    std::vector<std::string> names;
+    for (VkPhysicalDevice pd : devices) {
+      VkPhysicalDeviceProperties p{};
+      s.in.vkGetPhysicalDeviceProperties(pd, &p);
+      names.emplace_back(p.deviceName);
+    }
+    if (names.empty()) return Error{"no Vulkan device found"};
+    return names;
+  };
+  return guard_host_memory("out of host memory listing the Vulkan devices", list);
 }
 
 std::string describe(VkResult result) {

@@ -128,5 +128,43 @@ TEST_F(GpuOutOfMemory, RecordingAndRunningAFrameAllocateNoHostMemory) {
   EXPECT_GE(copies, 60u) << "copy regions recorded";
 }
 
+TEST_F(GpuOutOfMemory, MakingAPropagatorOutOfHostMemoryIsAnError) {
+  // Each allocation of its making fails in turn, and then every one from it on: an error that
+  // says so (the short "out of memory" where even the message cannot be allocated), or, where
+  // the allocation was one it goes on without, a Propagator; never an exception. (A context is not tried: the driver's own allocations on
+  // this thread would fail too, and an exception through the Vulkan loader leaves its lock held.)
+  alloc_failure::arm(LONG_MAX, false);
+  ASSERT_TRUE(Propagator::create(*ctx_).ok());
+  const long total = alloc_failure::count();
+  alloc_failure::disarm();
+  ASSERT_GT(total, 0);
+  uint32_t errors = 0;
+  for (const bool every_later : {false, true}) {
+    for (long k = 0; k < total; ++k) {
+      const std::string what = "allocation " + std::to_string(k) + (every_later ? " on" : "");
+      alloc_failure::arm(k, every_later);
+      std::string message;
+      bool threw = false, made = false;
+      try {
+        Result<Propagator> p = Propagator::create(*ctx_);
+        made = p.ok();
+        if (!made) message = p.error().message;
+      } catch (...) {
+        threw = true;
+      }
+      alloc_failure::disarm();
+      EXPECT_FALSE(threw) << what;
+      if (!made) {
+        ++errors;
+        EXPECT_NE(message.find("out of"), std::string::npos) << what << ": '" << message << "'";
+      }
+      if (every_later && k == 0) {
+        EXPECT_FALSE(made) << "nothing allocated at all";
+      }
+    }
+  }
+  EXPECT_GE(errors, 2u);
+}
+
 }  // namespace
 }  // namespace tprop::test
