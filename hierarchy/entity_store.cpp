@@ -34,7 +34,7 @@ inline void room_for(std::vector<uint32_t>& list, size_t more) {
 void EntityStore::grow_for(std::vector<uint32_t>& list, size_t more) { grow_list(list, more); }
 
 void EntityStore::grow_log() {
-  std::vector<ValueSnapshot>& log = value_logs_[log_filling_];
+  SlotVector<ValueSnapshot>& log = value_logs_[log_filling_];
   if (log.size() >= log_max_) {
     logging_ = false;  // the records are read instead (StoreChanges::value_records)
     return;
@@ -476,7 +476,7 @@ void EntityStore::unlink_child(uint32_t slot) {
 
 void EntityStore::drop_spoiled_values() {
   // The log's entries go with their slots (value_logs_ is parallel to value_slots_ while kept).
-  std::vector<ValueSnapshot>& log = value_logs_[log_filling_];
+  SlotVector<ValueSnapshot>& log = value_logs_[log_filling_];
   assert(!logging_ || log.size() == value_slots_.size());
   size_t kept = 0;
   auto keep = [&](size_t i) {
@@ -528,7 +528,8 @@ StoreChanges EntityStore::take_changes() {
   out.values = std::move(value_slots_);
   value_slots_.clear();
   // The filled log is handed out; the other, handed out by the last call, fills next.
-  if (logging_) out.value_records = value_logs_[log_filling_];
+  const SlotVector<ValueSnapshot>& log = value_logs_[log_filling_];
+  if (logging_) out.value_records = {log.data(), log.size()};
   log_filling_ ^= 1;
   value_logs_[log_filling_].clear();
   logging_ = true;

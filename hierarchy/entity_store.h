@@ -357,7 +357,9 @@ class EntityStore {
   // StoreChanges::value_records: one entry per value_slots_ entry while logging_, each rewritten
   // by every setter that changes the slot's values. Two, so that the one handed out by
   // take_changes() stays valid while the other fills (and neither is allocated again).
-  std::vector<ValueSnapshot> value_logs_[2];
+  // SlotVectors: grown in place on 2 MiB pages, since a std::vector's growth by copies into
+  // fresh 4 KiB pages cost the first 1% values frame of a 10M scene 20 to 35 ms of edits here.
+  SlotVector<ValueSnapshot> value_logs_[2];
   uint32_t log_filling_ = 0;
   bool logging_ = true;
   size_t log_max_ = 4096;  // entries this frame may log: an eighth of the slots, at least 4,096
@@ -406,8 +408,9 @@ inline void EntityStore::mark_structural(uint32_t slot) {
 }
 
 [[gnu::always_inline]] inline void EntityStore::log_new_entry(uint32_t slot) {
-  std::vector<ValueSnapshot>& log = value_logs_[log_filling_];
-  if (log.size() == log.capacity() || log.size() == log_max_) [[unlikely]] grow_log();  // or give up
+  SlotVector<ValueSnapshot>& log = value_logs_[log_filling_];
+  // Full, or at its most: grown, or given up.
+  if (log.size() == log.capacity() || log.size() == log_max_) [[unlikely]] grow_log();
   if (!logging_) return;
   rec_[slot].log_index = static_cast<uint32_t>(log.size());
   log.emplace_back();  // written by log_values() once the setter has written the values
