@@ -46,6 +46,12 @@ void EntityStore::grow_log() {
   }
 }
 
+void EntityStore::set_value_log_threshold(size_t slots) {
+  log_threshold_ = slots;
+  // Mid-frame, the log would miss what is listed already: the next frame decides then.
+  if (value_slots_.empty()) logging_ = rec_.size() >= log_threshold_;
+}
+
 void EntityStore::reserve(size_t entities) {
   id_to_slot_.reserve(entities);
   ids_.reserve(entities);
@@ -532,7 +538,7 @@ StoreChanges EntityStore::take_changes() {
   if (logging_) out.value_records = {log.data(), log.size()};
   log_filling_ ^= 1;
   value_logs_[log_filling_].clear();
-  logging_ = true;
+  logging_ = rec_.size() >= log_threshold_;
   log_max_ = std::max<size_t>(4096, rec_.size() / 8);
   out.structural = std::move(structural_slots_);
   structural_slots_.clear();

@@ -107,6 +107,12 @@ class SlotVector {
     ++size_;
     return *p;
   }
+  // One more element, left as the storage holds it (T is trivially copyable): for a caller that
+  // writes it whole next, without the writes of a construction first.
+  T& append_uninitialized() {
+    if (size_ == capacity_) grow(size_ + 1);
+    return data_[size_++];
+  }
   void pop_back() {
     assert(size_ > 0);
     --size_;

@@ -29,8 +29,10 @@ namespace {
   return ::testing::AssertionSuccess();
 }
 
+// A store that logs whatever its size (its default logs from kValueLogSlots slots).
 EntityStore store_of(EntityId entities) {
   EntityStore store;
+  store.set_value_log_threshold(0);
   for (EntityId e = 1; e <= entities; ++e) {
     store.create(e);
     store.set_translation(e, float3(float(e), 0, 0));
@@ -39,6 +41,32 @@ EntityStore store_of(EntityId entities) {
   }
   (void)store.take_changes();
   return store;
+}
+
+TEST(EntityStoreValueLog, StoresBelowTheThresholdLogFromTheFrameAfterItIsLowered) {
+  EntityStore store;  // default threshold: far above these 20 slots
+  for (EntityId e = 1; e <= 20; ++e) {
+    store.create(e);
+    store.set_translation(e, float3(0));
+  }
+  (void)store.take_changes();
+  store.set_translation(4, float3(1));
+  EXPECT_TRUE(store.take_changes().value_records.empty());
+  // Lowered mid-frame, with a value listed already: from the next frame on.
+  store.set_translation(4, float3(2));
+  store.set_value_log_threshold(20);
+  store.set_translation(5, float3(3));
+  StoreChanges c = store.take_changes();
+  EXPECT_EQ(c.values.size(), 2u);
+  EXPECT_TRUE(c.value_records.empty());
+  store.set_translation(5, float3(4));
+  c = store.take_changes();
+  EXPECT_TRUE(logged_as_records(store, c));
+  EXPECT_EQ(c.value_records.size(), 1u);
+  // Raised above the store's size: nothing logged from the next frame.
+  store.set_value_log_threshold(21);
+  store.set_translation(6, float3(5));
+  EXPECT_TRUE(store.take_changes().value_records.empty());
 }
 
 TEST(EntityStoreValueLog, EachListedSlotCarriesItsLastValuesOfTheFrame) {

@@ -268,6 +268,7 @@ TEST_F(GpuStaging, ValueFramesStageFromTheStoresLogOrItsRecordsAlike) {
   for (ValueWrites writes : {ValueWrites::Staged, ValueWrites::InPlace}) {
     SCOPED_TRACE(writes == ValueWrites::InPlace ? "in place" : "staged");
     EntityStore store;
+    store.set_value_log_threshold(0);  // logged at this size too (by default from 4M slots)
     ValueSource v(31);
     build_random_scene(store, 20000, 12, v);
     Propagator gpu = make_propagator(ctx(), {.value_writes = writes});
