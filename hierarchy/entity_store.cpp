@@ -380,6 +380,13 @@ bool EntityStore::add(EntityId e, Component c) {
   const uint32_t s = live_slot(e);
   if (s == kNone) return false;
   if (rec_[s].flags & bit(c)) return true;
+  if (c == Component::Parent) {
+    assert(!"add(Parent) needs a parent id: use set_parent");
+    return false;
+  }
+  // Listed first: out of memory, nothing changed (a slot listed for its values this frame would
+  // otherwise keep a log entry that its record no longer matches).
+  touch(s);
   // Default values: the slot's columns and a fresh rare record already hold them, except where
   // an earlier remove() left an old value behind.
   switch (c) {
@@ -387,7 +394,7 @@ bool EntityStore::add(EntityId e, Component c) {
     case Component::Rotation: rec_[s].rotation = quat(1.0f, 0.0f, 0.0f, 0.0f); break;
     case Component::Scale: rec_[s].scale = 1.0f; break;
     case Component::NonUniformScale: rec_[s].non_uniform_scale = float3(1.0f); break;
-    case Component::Parent: assert(!"add(Parent) needs a parent id: use set_parent"); return false;
+    case Component::Parent:
     case Component::Static:
     case Component::WriteGroupOverride: break;
     default: {

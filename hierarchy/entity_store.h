@@ -83,7 +83,7 @@ struct StoreChanges {
   // (EntityStore::set_value_log_threshold), when the frame changed more values than the store
   // logs (an eighth of its slots, at least 4,096: a frame that changes most entities reads the
   // records about in order anyway) or when logging them ran out of memory. Points into the
-  // store: valid until its next take_changes() (or its destruction).
+  // store: valid until its next take_changes(), assignment or destruction.
   std::span<const ValueSnapshot> value_records;
   // Slots whose parent, as the depth order resolves it, may have changed: created and destroyed
   // entities, Parents set or removed, children that lost their Parent to a destroyed entity, and
@@ -149,7 +149,7 @@ class EntityStore {
   void reserve(size_t entities);
   // Plain value changes are logged for the consumer (StoreChanges::value_records) in frames
   // that start with at least `slots` slots; 0: in every frame. It takes effect at the next
-  // take_changes(), or now if nothing is listed yet. The log costs the setters about 20
+  // take_changes(), or now if nothing is listed yet. The log costs the setters about 40
   // instructions a call, and saves update() a record read a change, which pays where the
   // records do not stay cached: measured on a 2-core VM, at 10M entities a 1% values frame's
   // update 2.5 -> 0.9 ms for 1 ms more of edits, at 1M no faster for 0.25 ms more of edits.

@@ -149,6 +149,36 @@ void edit_until_failure(const char* what, Edit&& edit) {
   }
 }
 
+// A component added back after a value change of the same frame, its default written over the
+// value an earlier remove() left: out of memory, the store is as it was, and the values it
+// logged for the frame are still its records' (the default was once written before the slot
+// was listed, and the log kept the old value).
+TEST(EntityStoreOutOfMemory, AnAddThatFailsAfterAValueChangeKeepsTheLogTrue) {
+  for (long k = 0; k < 8; ++k) {
+    SCOPED_TRACE(testing::Message() << "allocation " << k);
+    EntityStore store = make_store();  // logs at any size
+    for (EntityId id = 1; id <= kEntities; ++id) {
+      store.set_translation(id, float3(5.0f, float(id), 0));
+      store.remove(id, Component::Translation);  // the record keeps the value
+    }
+    (void)store.take_changes();
+    (void)store.take_changes();
+    const Snapshot before(store);
+    bool failed = false;
+    arm(k, false);
+    try {
+      for (EntityId id = 1; id <= kEntities; ++id) {
+        store.set_rotation(id, quat(0, 1, 0, 0));  // listed, logged
+        store.add(id, Component::Translation);
+      }
+    } catch (const std::bad_alloc&) {
+      failed = true;
+    }
+    disarm();
+    ASSERT_TRUE(changes_cover(store, before, !failed));
+  }
+}
+
 TEST(EntityStoreOutOfMemory, AValueEditThatFailsLeavesNothingUnreported) {
   edit_until_failure("set_translation", [](EntityStore& s, EntityId id) {
     s.set_translation(id, float3(0, float(id), 0));
