@@ -249,6 +249,12 @@ OutputBinding Propagator::output() const {
 
 const LevelOrder& Propagator::order() const { return impl_->order; }
 const FrameStats& Propagator::last_frame() const { return impl_->stats; }
-Result<StageTimes> Propagator::stage_times() const { return impl_->timer.read(); }
+// Its errors are messages longer than a string holds in place: out of host memory, building
+// one would throw through the API (an application polling before the frame completes takes
+// that path every frame).
+Result<StageTimes> Propagator::stage_times() const {
+  return guard_host_memory("out of host memory reading the GPU's timestamps",
+                           [&] { return impl_->timer.read(); });
+}
 
 }  // namespace tprop

@@ -539,7 +539,8 @@ class Propagator {
   // context's queue once per piece (through one host-visible buffer of at most a piece's size).
   // Call after the recorded frame has completed (run() guarantees it).
   Result<std::vector<float4x4>> read_back();
-  // GPU times of the last recorded frame, once it has completed.
+  // GPU times of the last recorded frame, once it has completed; an error before that (or where
+  // the queue keeps no timestamps). Never throws: out of host memory, the error says so.
   Result<StageTimes> stage_times() const;
   const FrameStats& last_frame() const;
 

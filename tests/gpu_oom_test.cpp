@@ -1,8 +1,8 @@
 // Propagator::update() out of host memory (its own binary, gpu_oom_tests: alloc_failure.cpp
 // replaces the global operator new with one that fails on demand). Each allocation of a frame's
 // update() is made to fail in turn: update() returns an error naming the memory instead of
-// throwing, and the next frame matches the CPU reference; so does read_back(). record() and
-// run_staged() allocate nothing at all.
+// throwing, and the next frame matches the CPU reference; so does read_back(), and stage_times()
+// answers with an error, not an exception. record() and run_staged() allocate nothing at all.
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -126,6 +126,44 @@ TEST_F(GpuOutOfMemory, RecordingAndRunningAFrameAllocateNoHostMemory) {
   EXPECT_GE(grown, 2u) << "frames that added pieces";
   EXPECT_GE(full, 3u) << "full uploads";
   EXPECT_GE(copies, 60u) << "copy regions recorded";
+}
+
+TEST_F(GpuOutOfMemory, AskingForTheGpuTimesOutOfHostMemoryIsAnErrorNotAnException) {
+  // Before any frame its answer is an error whose message does not fit a string's own room:
+  // with every allocation failing, an error still (the short "out of memory"), never a throw.
+  // After a completed frame the times themselves need no allocation.
+  Propagator gpu = make_propagator(*ctx_);
+  auto ask = [&](bool& threw) -> std::optional<Result<StageTimes>> {
+    alloc_failure::arm(0, true);
+    std::optional<Result<StageTimes>> times;
+    threw = false;
+    try {
+      times.emplace(gpu.stage_times());
+    } catch (...) {
+      threw = true;
+    }
+    alloc_failure::disarm();
+    return times;
+  };
+  bool threw = false;
+  std::optional<Result<StageTimes>> before = ask(threw);
+  ASSERT_FALSE(threw) << "stage_times() threw before any frame";
+  ASSERT_TRUE(before.has_value());
+  ASSERT_FALSE(before->ok());
+  EXPECT_EQ(before->error().message, "out of memory");
+  const Result<StageTimes> told = gpu.stage_times();
+  ASSERT_FALSE(told.ok());
+  EXPECT_NE(told.error().message.find("no frame"), std::string::npos) << told.error().message;
+
+  EntityStore store;
+  ValueSource v(31);
+  build_random_scene(store, 200, 6, v);
+  ASSERT_TRUE(gpu.run(store).ok());
+  std::optional<Result<StageTimes>> after = ask(threw);
+  ASSERT_FALSE(threw) << "stage_times() threw after a frame";
+  ASSERT_TRUE(after.has_value());
+  ASSERT_TRUE(after->ok()) << after->error().message;
+  EXPECT_GT((*after)->total_ms(), 0.0);
 }
 
 TEST_F(GpuOutOfMemory, MakingAPropagatorOutOfHostMemoryIsAnError) {
