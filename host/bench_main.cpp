@@ -72,7 +72,10 @@ int main(int argc, char** argv) {
   // The device's own copy rate, in this run: what the frames' GB/s are a share of.
   const Result<CopyCeiling> ceiling =
       measure_copy_ceiling(*context, options.warm_gpu_ms, options.ceiling_bytes);
-  if (!options.json) print_text_header(stdout, device, options.propagator.output_layout, ceiling);
+  // The host's: what the update times (mostly scattered lines) are a number of.
+  const Result<HostMemoryFloor> host_floor = measure_host_memory_floor(options.host_floor_bytes);
+  if (!options.json)
+    print_text_header(stdout, device, options.propagator.output_layout, ceiling, host_floor);
 
   std::vector<SceneRecord> records;
   for (const PlannedScene& plan : plan_scenes(options)) {
@@ -122,6 +125,7 @@ int main(int argc, char** argv) {
     if (!options.json) print_text_summary(stdout, record);
     records.push_back(std::move(record));
   }
-  if (options.json) std::fputs(json_report(device, options, ceiling, records).c_str(), stdout);
+  if (options.json)
+    std::fputs(json_report(device, options, ceiling, host_floor, records).c_str(), stdout);
   return kExitOk;
 }

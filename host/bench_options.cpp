@@ -21,6 +21,7 @@ const char* const kUsage =
     "                   [--addressing A] [--value-writes V] [--slot-order S]\n"
     "                   [--max-buffer-bytes B] [--general-shaders] [--no-subgroup-chains]\n"
     "                   [--output-layout 4x4|3x4] [--warm-gpu MS] [--ceiling-bytes B]\n"
+    "                   [--host-floor-bytes B]\n"
     "                   [--repeat N] [--frames LIST] [--memory] [SPEC...]\n"
     "       tprop_bench --help\n"
     "\n"
@@ -94,6 +95,9 @@ const char* const kUsage =
     "  --ceiling-bytes B  the size of the buffer the copy ceiling copies, whole MiB from 1M\n"
     "                  to 4G, K, M or G (default 256M, 32M on a CPU device: beyond the\n"
     "                  caches; a smaller copy measures them, and runs sooner)\n"
+    "  --host-floor-bytes B  the host memory the host floor's random lines are spread over,\n"
+    "                  whole MiB from 4M to 4G, K, M or G (default 256M: about what a million\n"
+    "                  entities' host arrays span; on a VM the figure grows with it)\n"
     "  --repeat N      every frame but the full one N times in a row, each with a fresh edit\n"
     "                  of its kind (default 1; 1 to 100); then per frame kind the median, least\n"
     "                  and most update time, and the median GPU time and gpu/loop ratio\n"
@@ -323,6 +327,15 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
                                                 uint64_t(1) << 20);
       if (!bytes) return bytes.error();
       o.ceiling_bytes = *bytes;
+    } else if (a == "--host-floor-bytes") {
+      auto v = value();
+      if (!v) return v.error();
+      Result<uint64_t> bytes = parse_byte_count(*v, "--host-floor-bytes",
+                                                "a whole number of MiB from 4M to 4G",
+                                                uint64_t(4) << 20, uint64_t(4) << 30,
+                                                uint64_t(1) << 20);
+      if (!bytes) return bytes.error();
+      o.host_floor_bytes = *bytes;
     } else if (a == "--max-buffer-bytes") {
       auto v = value();
       if (!v) return v.error();

@@ -32,6 +32,9 @@ struct BenchOptions {
   // --ceiling-bytes B: the size of the copy ceiling's buffers; 0, the default: 256 MiB, 32 MiB
   // on a CPU device (bench_ceiling.h).
   uint64_t ceiling_bytes = 0;
+  // --host-floor-bytes B: the memory the host floor's lines are spread over; 0, the default:
+  // 256 MiB (bench_host_memory.h).
+  uint64_t host_floor_bytes = 0;
   // --repeat N: every frame kind but the full frame measured N times in a row, each a fresh
   // edit, with the median, least and most of each figure per kind (frame times on a shared
   // machine vary from run to run by more than the differences they are read for).

@@ -131,7 +131,8 @@ std::vector<FrameSummary> summarize_runs(const std::vector<FrameRecord>& frames)
 }
 
 void print_text_header(std::FILE* out, const std::string& device, OutputLayout layout,
-                       const Result<CopyCeiling>& ceiling) {
+                       const Result<CopyCeiling>& ceiling,
+                       const Result<HostMemoryFloor>& host_floor) {
   std::fprintf(out, "device      %s\noutput      LocalToWorld %s\n", device.c_str(),
                output_layout_name(layout));
   if (ceiling) {
@@ -144,6 +145,15 @@ void print_text_header(std::FILE* out, const std::string& device, OutputLayout l
                  ceiling->by_shader ? ceiling->command_gb_per_s : ceiling->shader_gb_per_s);
   } else {
     std::fprintf(out, "ceiling     none: %s\n", ceiling.error().message.c_str());
+  }
+  if (host_floor) {
+    std::fprintf(out,
+                 "host floor  %.1f ns a random line of host memory alone, %.1f ns a line with %u "
+                 "walks in flight (%u lines over %.0f MiB), this run\n",
+                 host_floor->latency_ns, host_floor->ns_per_line, host_floor->walks,
+                 host_floor->lines, double(host_floor->bytes) / double(1 << 20));
+  } else {
+    std::fprintf(out, "host floor  none: %s\n", host_floor.error().message.c_str());
   }
   std::fprintf(out, "byte model  %s\n", kByteModel);
 }
@@ -208,6 +218,7 @@ void print_text_summary(std::FILE* out, const SceneRecord& scene) {
 
 std::string json_report(const std::string& device, const BenchOptions& options,
                         const Result<CopyCeiling>& ceiling,
+                        const Result<HostMemoryFloor>& host_floor,
                         const std::vector<SceneRecord>& scenes) {
   nlohmann::json doc;
   doc["tool"] = "tprop_bench";
@@ -230,6 +241,13 @@ std::string json_report(const std::string& device, const BenchOptions& options,
                                {"copy_command_gb_per_s", ceiling->command_gb_per_s},
                                {"shader_gb_per_s", ceiling->shader_gb_per_s}}
               : nlohmann::json(nullptr);
+  doc["host_memory_floor"] =
+      host_floor ? nlohmann::json{{"latency_ns", host_floor->latency_ns},
+                                  {"ns_per_line", host_floor->ns_per_line},
+                                  {"walks", host_floor->walks},
+                                  {"lines", host_floor->lines},
+                                  {"bytes", host_floor->bytes}}
+                 : nlohmann::json(nullptr);
   doc["scenes"] = nlohmann::json::array();
   for (const SceneRecord& s : scenes) {
     nlohmann::json frames = nlohmann::json::array();

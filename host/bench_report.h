@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench_ceiling.h"
+#include "bench_host_memory.h"
 #include "bench_frames.h"
 #include "bench_options.h"
 #include "bench_scenes.h"
@@ -39,10 +40,11 @@ struct FrameSummary {
 // Per frame kind, in the order the kinds first appear in `frames`.
 std::vector<FrameSummary> summarize_runs(const std::vector<FrameRecord>& frames);
 
-// The lines before the first scene: the device, the copy ceiling (or why there is none) and the
-// byte model.
+// The lines before the first scene: the device, the copy ceiling and the host's memory floor
+// (or why there is none) and the byte model.
 void print_text_header(std::FILE* out, const std::string& device, OutputLayout layout,
-                       const Result<CopyCeiling>& ceiling);
+                       const Result<CopyCeiling>& ceiling,
+                       const Result<HostMemoryFloor>& host_floor);
 // The scene's line, then its table's header.
 void print_text_scene(std::FILE* out, const SceneRecord& scene);
 // One row of the table, as the frame finishes.
@@ -53,6 +55,7 @@ void print_text_summary(std::FILE* out, const SceneRecord& scene);
 // Every figure of the run as one JSON document.
 std::string json_report(const std::string& device, const BenchOptions& options,
                         const Result<CopyCeiling>& ceiling,
+                        const Result<HostMemoryFloor>& host_floor,
                         const std::vector<SceneRecord>& scenes);
 
 }  // namespace tprop::bench

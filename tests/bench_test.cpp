@@ -20,13 +20,14 @@ namespace {
 
 Outcome run_bench(const std::string& args) { return run_program(TPROP_BENCH_PATH, args); }
 
-// The JSON report of a run. Its copy ceiling copies 1 MiB unless `args` ask otherwise: the
-// default 32 MiB buffers (on lavapipe) were most of a small run's time under the sanitizers,
-// and only the tests of the ceiling itself need them.
+// The JSON report of a run. Its copy ceiling copies 1 MiB and its host floor spreads its lines
+// over 4 MiB unless `args` ask otherwise: the default 32 MiB buffers (on lavapipe) were most of
+// a small run's time under the sanitizers, and only the tests of the two themselves need them.
 nlohmann::json bench_json(const std::string& args) {
-  const std::string ceiling =
-      args.find("--ceiling-bytes") == std::string::npos ? " --ceiling-bytes 1M" : "";
-  const Outcome o = run_bench(args + ceiling + " --json");
+  std::string small;
+  if (args.find("--ceiling-bytes") == std::string::npos) small += " --ceiling-bytes 1M";
+  if (args.find("--host-floor-bytes") == std::string::npos) small += " --host-floor-bytes 4M";
+  const Outcome o = run_bench(args + small + " --json");
   EXPECT_EQ(o.exit_code, 0) << o.err;
   nlohmann::json doc = nlohmann::json::parse(o.out, nullptr, false);
   EXPECT_FALSE(doc.is_discarded()) << "not one JSON document:\n" << o.out;
@@ -67,6 +68,9 @@ TEST(Bench, UsageErrorsExitTwoWithUsageOnStderr) {
       {"--ceiling-bytes 1536K", "got '1536K'"},
       {"--ceiling-bytes 5G", "got '5G'"},
       {"--ceiling-bytes", "--ceiling-bytes needs a value"},
+      {"--host-floor-bytes 3M", "--host-floor-bytes needs a whole number of MiB from 4M to 4G"},
+      {"--host-floor-bytes 5G", "got '5G'"},
+      {"--host-floor-bytes", "--host-floor-bytes needs a value"},
       {"--addressing nope", "'nope' is not auto, texels, descriptors, addresses or address-texels"},
       {"--output-layout 3x3", "--output-layout needs 4x4"},
       {"--warm-gpu lots", "--warm-gpu must be a number of milliseconds from 0 to 10000, not 'lots'"},
@@ -415,6 +419,25 @@ TEST(Bench, TextReportNamesEveryFrameOfTheScene) {
   EXPECT_CONTAINS(o.out, "byte model");
   EXPECT_CONTAINS(o.out, "ceiling     ");
   EXPECT_CONTAINS(o.out, "GB/s: a device-local copy of 32 MiB");
+  EXPECT_CONTAINS(o.out, "host floor  ");
+  EXPECT_CONTAINS(o.out, "lines over 256 MiB), this run");
+}
+
+// The host's memory floor, measured in the same run: random lines of the memory asked for, one
+// walk at a time and several side by side (the best of 4, 8, 16 and 32), a million lines at
+// most, one every 64 bytes below that.
+TEST(Bench, TheHostFloorWalksTheMemoryAskedFor) {
+  REQUIRE_DEVICE_OR_SKIP();
+  const nlohmann::json doc =
+      bench_json("--sizes 1k --scenes flat --frames steady --host-floor-bytes 8M");
+  const nlohmann::json& floor = doc.at("host_memory_floor");
+  ASSERT_TRUE(floor.is_object());
+  EXPECT_EQ(floor.at("bytes"), 8u << 20);
+  EXPECT_EQ(floor.at("lines"), (8u << 20) / 64);
+  EXPECT_GT(floor.at("latency_ns").get<double>(), 0.0);
+  EXPECT_GT(floor.at("ns_per_line").get<double>(), 0.0);
+  const int walks = floor.at("walks").get<int>();
+  EXPECT_TRUE(walks == 4 || walks == 8 || walks == 16 || walks == 32) << walks;
 }
 
 // --repeat: every kind but the full frame runs that many times in a row, each checked against
