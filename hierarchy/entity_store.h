@@ -144,6 +144,10 @@ class EntityStore {
   size_t child_count_at(uint32_t slot) const;
   // Whether any entity's Parent names the live entity at `slot`: O(1).
   bool has_children_at(uint32_t slot) const { return links_[slot].first_child != kNoSlot; }
+  // Those entities as a list: first_child_at(slot), then next_sibling_at(child) until kNoSlot
+  // (in no particular order; an entity whose Parent names no live entity is in none).
+  uint32_t first_child_at(uint32_t slot) const { return links_[slot].first_child; }
+  uint32_t next_sibling_at(uint32_t slot) const { return links_[slot].next_sibling; }
   bool contains(EntityId id) const { return slot_of(id) != kNoSlot; }
   size_t size() const { return id_to_slot_.size(); }
   void reserve(size_t entities);

@@ -62,28 +62,15 @@ uint32_t LevelOrder::resolve_up(const EntityStore& store, uint32_t slot) {
   return p;
 }
 
-// Only while the slot is out of the order: deep_roots_ counts by the parent at insertion.
+// Only while the slot is out of the order: deep_roots_ counts by the parent at insertion. The
+// child lists are the store's (first_child()), so attaching is the slot's own field alone.
 void LevelOrder::link(uint32_t slot, uint32_t parent) {
   assert(node_[slot].level == kNone);
   node_[slot].parent = parent;
-  node_[slot].prev_sibling = kNone;
-  node_[slot].next_sibling = node_[parent].first_child;
-  if (node_[parent].first_child != kNone) node_[node_[parent].first_child].prev_sibling = slot;
-  node_[parent].first_child = slot;
 }
 
 void LevelOrder::unlink(uint32_t slot) {
   assert(node_[slot].level == kNone);
-  const uint32_t parent = node_[slot].parent;
-  if (parent == kNone) return;
-  const uint32_t prev = node_[slot].prev_sibling, next = node_[slot].next_sibling;
-  if (next != kNone) node_[next].prev_sibling = prev;
-  if (prev != kNone) {
-    node_[prev].next_sibling = next;
-  } else {
-    node_[parent].first_child = next;
-  }
-  node_[slot].prev_sibling = node_[slot].next_sibling = kNone;
   node_[slot].parent = kNone;
 }
 
@@ -310,7 +297,7 @@ void LevelOrder::queue_slack(uint32_t slot) {
 // are left to it. The entities a few places ahead are known, so their scattered lines are asked
 // for while this one moves: a moved subtree of thousands cost ~200 ns an entity in misses met
 // one at a time.
-void LevelOrder::push_below(uint32_t top) {
+void LevelOrder::push_below(const EntityStore& store, uint32_t top) {
   constexpr size_t kAhead = 8;
   std::vector<uint32_t>& queue = walk_;
   queue.clear();
@@ -319,13 +306,17 @@ void LevelOrder::push_below(uint32_t top) {
     if (k + kAhead < queue.size()) {
       const uint32_t ahead = queue[k + kAhead];
       prefetch_line(&cold_[ahead]);
-      const uint32_t e = node_[ahead].entry;  // its node came in with its sibling link
+      const uint32_t e = node_[ahead].entry;  // its node came in when it was queued
       if (e != kNone) prefetch_line(&entries_[e]);
-      if (node_[ahead].first_child != kNone) prefetch_line(&node_[node_[ahead].first_child]);
+      const uint32_t child = store.first_child_at(ahead);  // its links: read when it was queued
+      if (child != kNone) {
+        prefetch_line(&node_[child]);
+        store.prefetch_links(child);
+      }
     }
     const uint32_t v = queue[k];
     const uint32_t level = node_[v].level;
-    for (uint32_t c = node_[v].first_child; c != kNone; c = node_[c].next_sibling) {
+    for (uint32_t c = first_child(store, v); c != kNone; c = next_sibling(store, c)) {
       if (node_[c].level == kNone || node_[c].level > level) continue;
       remove_entry(c);
       insert_entry(c, level + 1);
@@ -338,7 +329,7 @@ void LevelOrder::push_below(uint32_t top) {
 // An edited slot, whose parent is placed: it stays at the level it held when that is still
 // deeper than its parent (any level for a root), else it goes one below its parent and pushes
 // its subtree down as far as needed.
-void LevelOrder::place(uint32_t slot) {
+void LevelOrder::place(const EntityStore& store, uint32_t slot) {
   const uint32_t p = node_[slot].parent;
   const uint32_t need = p == kNone ? 0 : node_[p].level + 1;
   const uint32_t held = cold_[slot].held;
@@ -359,24 +350,24 @@ void LevelOrder::place(uint32_t slot) {
   note_moved(slot);
   if (keep && held > need) queue_slack(slot);
   // Kept where it was, its children stand below it already; placed deeper (or new), those it
-  // kept from before may not.
-  if (!keep) push_below(slot);
+  // kept from before may not (a new one has none: no look at its links).
+  if (!keep && cold_[slot].has_children) push_below(store, slot);
 }
 
 // Places an edited slot, after its edited ancestors that are not placed yet (their levels
 // decide its own): parents before children, each once.
-void LevelOrder::place_edited(uint32_t slot) {
+void LevelOrder::place_edited(const EntityStore& store, uint32_t slot) {
   if (node_[slot].level != kNone) return;
   // Most often its parent is placed (or it has none): no path to gather.
   const uint32_t p = node_[slot].parent;
-  if (p == kNone || node_[p].level != kNone) return place(slot);
+  if (p == kNone || node_[p].level != kNone) return place(store, slot);
   path_.clear();
   for (uint32_t v = slot; v != kNone && node_[v].level == kNone; v = node_[v].parent)
     path_.push_back(v);
-  for (auto it = path_.rbegin(); it != path_.rend(); ++it) place(*it);
+  for (auto it = path_.rbegin(); it != path_.rend(); ++it) place(store, *it);
 }
 
-uint32_t LevelOrder::compact(uint32_t most) {
+uint32_t LevelOrder::compact(const EntityStore& store, uint32_t most) {
   if (drifted() && most > 0) most = UINT32_MAX;
   uint32_t moved = 0;
   // The queue says which scattered slots come next: their node and cold lines are asked for
@@ -393,7 +384,7 @@ uint32_t LevelOrder::compact(uint32_t most) {
       const Node& near = node_[slack_[slack_head_ + kNear]];
       if (near.entry != kNone) prefetch_line(&entries_[near.entry]);
       if (near.parent != kNone) prefetch_line(&node_[near.parent]);
-      if (near.first_child != kNone) prefetch_line(&node_[near.first_child]);
+      store.prefetch_links(slack_[slack_head_ + kNear]);
     }
     const uint32_t v = slack_[slack_head_++];
     cold_[v].queued = 0;
@@ -406,7 +397,7 @@ uint32_t LevelOrder::compact(uint32_t most) {
     insert_entry(v, need);
     ++moved;
     // Each child stood below the old level, so each has slack now.
-    for (uint32_t c = node_[v].first_child; c != kNone; c = node_[c].next_sibling)
+    for (uint32_t c = first_child(store, v); c != kNone; c = next_sibling(store, c))
       queue_slack(c);
   }
   compacted_ += moved;
@@ -480,9 +471,6 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     if (const uint32_t a = at(k + kAhead); a != kNone) {
       const Node& n = node_[a];
       if (n.entry != kNone) prefetch_line(&entries_[n.entry]);
-      if (n.prev_sibling != kNone) prefetch_line(&node_[n.prev_sibling]);
-      if (n.next_sibling != kNone) prefetch_line(&node_[n.next_sibling]);
-      if (n.parent != kNone) prefetch_line(&node_[n.parent]);
       store.prefetch_links(a);
     }
     // Its Parent resolved while its lines are in (a second pass over a few thousand edited
@@ -491,24 +479,26 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     const bool live = store.alive_at(s);
     detach(s, live);
     node_[s].up = resolve_up(store, s);
+    // Whether it has children (the store's, those on a cycle too), noted while its links are in.
+    cold_[s].has_children = live && store.has_children_at(s);
     if (live) alive.push_back(s);
   }
 #ifndef NDEBUG
   for (uint32_t s : edited)
-    assert((store.alive_at(s) || node_[s].first_child == kNone) &&
+    assert((store.alive_at(s) || !store.has_children_at(s)) &&
            "a destroyed entity's children lose their Parent");
 #endif
 
   // New cycles (each closed by an edited slot) stand at the root: detach their members too.
-  // Only a slot that something points at can be on one: a slot with attached children, or the
-  // Parent of an edited slot (edited children are unlinked just now). A spawned leaf, the common
-  // edit, is neither, and its walk up to the root was most of a spawn frame's cycle check.
+  // Only a slot that something points at can be on one: a slot with children, or the Parent of
+  // an edited slot. A spawned leaf, the common edit, is neither, and its walk up to the root was
+  // most of a spawn frame's cycle check.
   const uint32_t pointed_at = stamp_base_ + 6;
   for (uint32_t s : alive)
     if (node_[s].up != kNone) node_[node_[s].up].stamp = pointed_at;
   std::vector<uint32_t> starts;
   for (uint32_t s : alive)
-    if (node_[s].first_child != kNone || node_[s].stamp == pointed_at) starts.push_back(s);
+    if (cold_[s].has_children || node_[s].stamp == pointed_at) starts.push_back(s);
   detect_cycles(starts);
   for (size_t i = 0, n = alive.size(); i < n; ++i) {
     const uint32_t id = cold_[alive[i]].cycle;
@@ -516,16 +506,12 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     for (uint32_t m : cycles_[id])
       if (node_[m].level != kNone) {  // a member whose own Parent did not change
         detach(m, true);
+        cold_[m].has_children = store.has_children_at(m);
         alive.push_back(m);
       }
   }
-  for (size_t k = 0; k < alive.size(); ++k) {
-    if (k + kAhead < alive.size() && node_[alive[k + kAhead]].up != kNone)
-      prefetch_line(&node_[node_[alive[k + kAhead]].up]);
-    const uint32_t s = alive[k];
-    const bool attached = node_[s].up != kNone && cold_[s].cycle == kNone;
-    if (attached) link(s, node_[s].up);
-  }
+  for (uint32_t s : alive)
+    if (node_[s].up != kNone && cold_[s].cycle == kNone) link(s, node_[s].up);
 
   // Place every edited slot, parents first.
   for (size_t k = 0; k < alive.size(); ++k) {
@@ -537,7 +523,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
       const uint32_t p = node_[alive[k + kAhead / 2]].parent;  // place() reads its level
       if (p != kNone) prefetch_line(&node_[p]);
     }
-    place_edited(alive[k]);
+    place_edited(store, alive[k]);
   }
   relinked_.insert(relinked_.end(), alive.begin(), alive.end());
 }
@@ -554,9 +540,8 @@ void LevelOrder::rebuild(const EntityStore& store) {
       alive.push_back(s);
     }
   detect_cycles(alive);
-  // Link in reverse slot order so that child lists read in slot order.
-  for (auto it = alive.rbegin(); it != alive.rend(); ++it)
-    if (node_[*it].up != kNone && cold_[*it].cycle == kNone) link(*it, node_[*it].up);
+  for (uint32_t s : alive)
+    if (node_[s].up != kNone && cold_[s].cycle == kNone) link(s, node_[s].up);
 
   // Levels: walk up to the first placed ancestor, then down the path. O(N) in all.
   std::vector<uint32_t> path;

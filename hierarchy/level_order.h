@@ -48,6 +48,7 @@ namespace tprop {
 class LevelOrder {
  public:
   static constexpr uint32_t kNone = 0xffffffffu;
+  static_assert(kNone == EntityStore::kNoSlot, "the store's child lists end where the order's do");
 
   struct Segment {
     uint32_t begin = 0;     // first entry of the level in entries()
@@ -66,8 +67,9 @@ class LevelOrder {
   // entity's parent before its children), all of them once drifted(), and returns how many
   // moved. Any budget leaves a valid order; an unlimited one (UINT32_MAX) leaves the exact
   // depths; 0 moves nothing, drifted or not. Moves land in rewritten(), not in moved(): an
-  // entity moved up keeps its parent and its LocalToWorld.
-  uint32_t compact(uint32_t most);
+  // entity moved up keeps its parent and its LocalToWorld. `store` is the one of the last
+  // rebuild() or apply(), unchanged since (its child lists are the order's).
+  uint32_t compact(const EntityStore& store, uint32_t most);
   // Whether the levels stand more than twice as deep (plus 64) as when the order was last exact
   // (after a rebuild, or when compaction emptied its queue): compact() is falling behind edits
   // that keep leaving slack (a chain losing its head every frame while it grows at its foot
@@ -138,9 +140,18 @@ class LevelOrder {
     if (slot < node_.size()) prefetch_line(&node_[slot]);
   }
   uint32_t entry_of(uint32_t slot) const { return slot < node_.size() ? node_[slot].entry : kNone; }
-  // Attached children, as an intrusive list: first_child(s), then next_sibling(c) until kNone.
-  uint32_t first_child(uint32_t slot) const { return node_[slot].first_child; }
-  uint32_t next_sibling(uint32_t slot) const { return node_[slot].next_sibling; }
+  // Attached children: first_child(store, s), then next_sibling(store, c) until kNone, for the
+  // store of the last rebuild() or apply(). They are the store's children of s (its child
+  // lists, which the store keeps anyway), less the members of a parenting cycle, which stand at
+  // the root: the order keeps no lists of its own, so that an edit rewrites its siblings' and
+  // its parent's links once, in the store, not again here (three of the eight lines a detached
+  // entity's update read, with the order's own lists).
+  uint32_t first_child(const EntityStore& store, uint32_t slot) const {
+    return attached_from(store, store.first_child_at(slot), slot);
+  }
+  uint32_t next_sibling(const EntityStore& store, uint32_t child) const {
+    return attached_from(store, store.next_sibling_at(child), node_[child].parent);
+  }
 
   // What changed since take_moved(): slots whose level or attached parent changed, or that
   // joined the order (each once; dead slots are not listed), and the entries rewritten.
@@ -179,9 +190,14 @@ class LevelOrder {
   void insert_entry(uint32_t slot, uint32_t level);
   void relocate(uint32_t level, uint32_t capacity);
   void lay_out_afresh(uint32_t slack_divisor, uint32_t keep_levels);
-  void place_edited(uint32_t slot);
-  void place(uint32_t slot);
-  void push_below(uint32_t top);
+  void place_edited(const EntityStore& store, uint32_t slot);
+  void place(const EntityStore& store, uint32_t slot);
+  void push_below(const EntityStore& store, uint32_t top);
+  // The first of the store's siblings from `child` on that is attached to `parent`.
+  uint32_t attached_from(const EntityStore& store, uint32_t child, uint32_t parent) const {
+    while (child != kNone && node_[child].parent != parent) child = store.next_sibling_at(child);
+    return child;
+  }
   void queue_slack(uint32_t slot);
   void note_rewritten(uint32_t begin, uint32_t end);
   void note_scattered(uint32_t level);
@@ -199,7 +215,6 @@ class LevelOrder {
     uint32_t parent = kNone;  // attached parent (up unless on a cycle)
     uint32_t level = kNone;   // kNone: not in the order
     uint32_t entry = kNone;   // index in entries_
-    uint32_t first_child = kNone, next_sibling = kNone, prev_sibling = kNone;
     uint32_t stamp = 0;       // per-apply marks (see next_stamp)
   };
   static_assert(sizeof(Node) == 32, "two nodes a cache line");
@@ -212,6 +227,9 @@ class LevelOrder {
     uint32_t moved_stamp = 0;
     uint8_t unknown = 0;      // Parent names no live entity
     uint8_t queued = 0;       // in slack_
+    // An edited live slot has children in the store (apply(), read with its links): it may be
+    // on a new cycle, and placed deeper it pushes them down.
+    uint8_t has_children = 0;
   };
   static_assert(sizeof(Cold) == 16);
   SlotVector<Cold> cold_;

@@ -149,7 +149,7 @@ Status Propagator::Impl::update_frame(EntityStore& store) {
     if (!changes.structural.empty()) {
       m.order.apply(store, changes.structural);
       host.order_ms = lap_ms(lap);
-      m.order.compact(m.options.compact_per_frame);
+      m.order.compact(store, m.options.compact_per_frame);
       m.stats.slot_ordered_entities =
           m.order.restore_slot_order(m.slot_order_divisor(), m.options.slot_order_min_entries);
       host.compact_ms = lap_ms(lap);

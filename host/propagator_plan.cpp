@@ -12,7 +12,8 @@ namespace tprop {
 
 using namespace propagator_detail;
 
-bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint32_t most,
+bool Propagator::Impl::collect_subtrees(const EntityStore& store,
+                                        const std::vector<uint32_t>& seeds, uint32_t most,
                                         std::vector<uint32_t>& work) {
   // side[].seen holds frame_mark for the packed slots; the walk marks with the next value.
   next_frame_mark();
@@ -41,13 +42,18 @@ bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint
         return false;
       }
       work.push_back(v);
-      for (uint32_t c = order.first_child(v); c != LevelOrder::kNone; c = order.next_sibling(c))
+      for (uint32_t c = order.first_child(store, v); c != LevelOrder::kNone;
+           c = order.next_sibling(store, c))
         if (side[c].seen != frame_mark) {
           side[c].seen = frame_mark;
           stack.push_back(c);
-          // Its node is in (its sibling link was read): what its own children's walk reads
-          // first is asked for now, while the entries above it on the stack are walked.
-          order.prefetch(order.first_child(c));
+          // Its node and links are in (its sibling link was read): what its own children's
+          // walk reads first is asked for now, while the entries above it on the stack are
+          // walked.
+          if (const uint32_t first = store.first_child_at(c); first != EntityStore::kNoSlot) {
+            order.prefetch(first);
+            store.prefetch_links(first);
+          }
         }
     }
   }
@@ -56,8 +62,8 @@ bool Propagator::Impl::collect_subtrees(const std::vector<uint32_t>& seeds, uint
   return true;
 }
 
-Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, size_t seed_count,
-                                   bool everything) {
+Status Propagator::Impl::plan_work(const EntityStore& store, const std::vector<uint32_t>& seeds,
+                                   size_t seed_count, bool everything) {
   assert((seed_count > options.work_list_max || seeds.size() == seed_count) &&
          "the seeds are listed while a work list may follow them");
   // The plan's time, not the pack's that calls this (FrameStats::HostTimes), whichever way out.
@@ -90,7 +96,7 @@ Status Propagator::Impl::plan_work(const std::vector<uint32_t>& seeds, size_t se
   } else if (walk) {
     walks_skipped = 0;
   }
-  use_work_list = walk && collect_subtrees(seeds, options.work_list_max, work);
+  use_work_list = walk && collect_subtrees(store, seeds, options.work_list_max, work);
   stats.work_list_walked = walk ? static_cast<uint32_t>(work.size()) : 0;
   skip_unchanged = !all && !use_work_list;
   mostly_changed = skip_unchanged && uint64_t(seed_count) * 4 >= n;

@@ -384,7 +384,7 @@ Status Propagator::Impl::full_pack(const EntityStore& store) {
   stats.full_upload = true;
   stats.staged_entities = order.size();
   stats.moved_entities = order.size();
-  return plan_work({}, 0, true);
+  return plan_work(store, {}, 0, true);
 }
 
 Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreChanges& changes,
@@ -485,7 +485,7 @@ Status Propagator::Impl::incremental_pack(const EntityStore& store, const StoreC
     seeds.insert(seeds.end(), changes.values.begin(), changes.values.end());
     seeds.insert(seeds.end(), order.moved().begin(), order.moved().end());
   }
-  return plan_work(seeds, seed_count, false);
+  return plan_work(store, seeds, seed_count, false);
 }
 
 }  // namespace tprop

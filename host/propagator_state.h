@@ -512,11 +512,13 @@ struct Propagator::Impl {
   // Chooses the list the passes follow (the order, or the subtrees below `seeds`), stages its
   // level table and plans the dispatches. `seed_count` slots changed; `seeds` lists them when
   // there are at most PropagatorOptions::work_list_max (more never make a work list).
-  Status plan_work(const std::vector<uint32_t>& seeds, size_t seed_count, bool everything);
-  // The subtrees below `seeds` into `work`, each entity once; false (and `work` incomplete) as
-  // soon as they hold more than `most` entities. Updates work_per_seed.
-  bool collect_subtrees(const std::vector<uint32_t>& seeds, uint32_t most,
-                        std::vector<uint32_t>& work);
+  Status plan_work(const EntityStore& store, const std::vector<uint32_t>& seeds,
+                   size_t seed_count, bool everything);
+  // The subtrees below `seeds` into `work`, each entity once (the order's children: the store's
+  // child lists); false (and `work` incomplete) as soon as they hold more than `most` entities.
+  // Updates work_per_seed.
+  bool collect_subtrees(const EntityStore& store, const std::vector<uint32_t>& seeds,
+                        uint32_t most, std::vector<uint32_t>& work);
   // The dispatches over levels of `counts` entities starting at list entries `firsts`; deep
   // runs of narrow levels, with NarrowWalk::Jump, get their run table in `run_table` ((first run
   // index, level) pairs, each run's table at the index its step names, plus `table_base`);

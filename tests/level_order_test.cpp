@@ -58,7 +58,7 @@ TEST(LevelOrder, MatchesTheSortAfterEveryFrameOfRandomEdits) {
       deepest = std::max(deepest, order.level_count());
     }
     // Whatever was left, compaction ends at the exact depths.
-    order.compact(UINT32_MAX);
+    order.compact(store, UINT32_MAX);
     EXPECT_EQ(order.slack_queued(), 0u);
     expect_matches_sort(store, order, "compacted at the end");
   }
@@ -113,7 +113,7 @@ TEST(LevelOrder, MovedListsEveryEntityWhoseLevelOrParentChanged) {
       }
       moved_in_all += static_cast<uint32_t>(moved.size());
       order.take_moved();
-      order.compact(compact);
+      order.compact(store, compact);
       EXPECT_TRUE(order.moved().empty());
       expect_matches_sort(store, order, "after compaction");
       if (HasFatalFailure()) return;
@@ -143,14 +143,14 @@ TEST(LevelOrder, OrphanedSubtreesStayWhereTheyStandUntilCompacted) {
   EXPECT_EQ(order.roots(), 2u);
   expect_matches_sort(store, order, "orphaned, not compacted");
   order.take_moved();
-  EXPECT_EQ(order.compact(2), 2u);
+  EXPECT_EQ(order.compact(store, 2), 2u);
   EXPECT_EQ(order.compacted(), 2u);
   EXPECT_EQ(order.level_of(store.slot_of(3)), 0u);
   EXPECT_EQ(order.level_of(store.slot_of(4)), 1u);
   EXPECT_EQ(order.level_of(store.slot_of(5)), 4u) << "beyond the budget: next frame";
   EXPECT_EQ(order.deep_roots(), 0u);
   expect_matches_sort(store, order, "compacted in part");
-  EXPECT_EQ(order.compact(UINT32_MAX), 1u);
+  EXPECT_EQ(order.compact(store, UINT32_MAX), 1u);
   EXPECT_EQ(order.slack_queued(), 0u);
   expect_matches_sort(store, order, "compacted");
 }
@@ -195,7 +195,7 @@ TEST(LevelOrder, MovingDeeperPushesOnlyWhatMustMove) {
   EXPECT_EQ(order.level_of(store.slot_of(2)), 2u);
   EXPECT_EQ(order.level_of(store.slot_of(4)), 4u);
   expect_matches_sort(store, order, "kept");
-  order.compact(UINT32_MAX);
+  order.compact(store, UINT32_MAX);
   EXPECT_EQ(order.level_of(store.slot_of(4)), 3u);
   expect_matches_sort(store, order, "compacted");
 }
@@ -345,7 +345,7 @@ TEST(LevelOrder, ReparentingHigherUpMovesOnlyTheEntityUntilCompacted) {
   EXPECT_EQ(order.level_of(store.slot_of(49)), 49u);
   expect_matches_sort(store, order, "after the move");
   order.take_moved();
-  EXPECT_EQ(order.compact(UINT32_MAX), 10u);  // to levels 21..30
+  EXPECT_EQ(order.compact(store, UINT32_MAX), 10u);  // to levels 21..30
   EXPECT_EQ(order.level_of(store.slot_of(49)), 30u);
   EXPECT_TRUE(order.moved().empty());
   expect_matches_sort(store, order, "compacted");
@@ -422,7 +422,7 @@ TEST(LevelOrder, EditedEntitiesKeepingTheirLevelKeepTheirEntries) {
   EXPECT_EQ(order.level_of(store.slot_of(8)), 1u) << "a root where it stood";
   EXPECT_EQ(order.cycles_broken(), 1u);
   expect_matches_sort(store, order, "a cycle");
-  EXPECT_EQ(order.compact(UINT32_MAX), 4u);
+  EXPECT_EQ(order.compact(store, UINT32_MAX), 4u);
   expect_matches_sort(store, order, "compacted");
 }
 

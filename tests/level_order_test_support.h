@@ -87,7 +87,7 @@ inline void expect_matches_sort(const EntityStore& store, const LevelOrder& orde
   for (uint32_t s = 0; s < store.slot_capacity(); ++s) {
     if (t.level[s] == kNone) continue;
     std::set<uint32_t> listed;
-    for (uint32_t c = order.first_child(s); c != kNone; c = order.next_sibling(c))
+    for (uint32_t c = order.first_child(store, s); c != kNone; c = order.next_sibling(store, c))
       EXPECT_TRUE(listed.insert(c).second) << when << ": child listed twice";
     EXPECT_EQ(listed, children[s]) << when << ": children of slot " << s;
   }
@@ -98,7 +98,7 @@ inline uint32_t apply_frame(EntityStore& store, LevelOrder& order, uint32_t comp
   const StoreChanges changes = store.take_changes();
   order.take_moved();
   order.apply(store, changes.structural);
-  order.compact(compact);
+  order.compact(store, compact);
   return static_cast<uint32_t>(changes.structural.size());
 }
 
