@@ -32,7 +32,6 @@ uint32_t LevelOrder::level_count() const {
 void LevelOrder::grow_slots(uint32_t slots) {
   if (node_.size() >= slots) return;
   node_.resize(slots);
-  cold_.resize(slots);
 }
 
 // The marks of one apply() share Node::stamp (base + 1..6): on-path and resolved for the cycle
@@ -48,15 +47,15 @@ bool LevelOrder::next_stamp() {
 }
 
 uint32_t LevelOrder::resolve_up(const EntityStore& store, uint32_t slot) {
-  if (cold_[slot].unknown) {
-    cold_[slot].unknown = 0;
+  if (node_[slot].unknown) {
+    node_[slot].unknown = 0;
     --unknown_parents_;
   }
   if (!store.alive_at(slot) || !store.has_at(slot, Component::Parent)) return kNone;
   const uint32_t p = store.parent_slot_at(slot);
   assert(p == store.slot_of(store.parent_at(slot)));
   if (p == kNone) {
-    cold_[slot].unknown = 1;
+    node_[slot].unknown = 1;
     ++unknown_parents_;
   }
   return p;
@@ -221,8 +220,8 @@ void LevelOrder::note_rewritten(uint32_t begin, uint32_t end) {
 }
 
 void LevelOrder::note_moved(uint32_t slot) {
-  if (cold_[slot].moved_stamp == moved_epoch_) return;
-  cold_[slot].moved_stamp = moved_epoch_;
+  if (node_[slot].moved_stamp == moved_epoch_) return;
+  node_[slot].moved_stamp = moved_epoch_;
   moved_.push_back(slot);
 }
 
@@ -232,15 +231,15 @@ void LevelOrder::take_moved() {
   rewritten_.clear();
   layout_changed_ = false;
   compacted_ = 0;
-  if (++moved_epoch_ == 0) {
-    for (Cold& c : cold_) c.moved_stamp = 0;
+  if (++moved_epoch_ == kMovedEpochs) {  // Node::moved_stamp has 29 bits
+    for (Node& n : node_) n.moved_stamp = 0;
     moved_epoch_ = 1;
   }
 }
 
 void LevelOrder::dissolve_cycle(uint32_t cycle, std::vector<uint32_t>& affected) {
   for (uint32_t m : cycles_[cycle]) {
-    cold_[m].cycle = kNone;
+    node_[m].cycle = kNone;
     affected.push_back(m);
   }
   on_cycles_ -= static_cast<uint32_t>(cycles_[cycle].size());
@@ -258,7 +257,7 @@ void LevelOrder::detect_cycles(const std::vector<uint32_t>& starts) {
   for (uint32_t start : starts) {
     path.clear();
     uint32_t v = start;
-    while (v != kNone && cold_[v].cycle == kNone && node_[v].stamp != resolved) {
+    while (v != kNone && node_[v].cycle == kNone && node_[v].stamp != resolved) {
       if (node_[v].stamp == on_path) {
         uint32_t id;
         if (!free_cycles_.empty()) {
@@ -270,7 +269,7 @@ void LevelOrder::detect_cycles(const std::vector<uint32_t>& starts) {
         }
         auto first = std::find(path.begin(), path.end(), v);
         for (auto it = first; it != path.end(); ++it) {
-          cold_[*it].cycle = id;
+          node_[*it].cycle = id;
           cycles_[id].push_back(*it);
         }
         on_cycles_ += static_cast<uint32_t>(cycles_[id].size());
@@ -286,8 +285,8 @@ void LevelOrder::detect_cycles(const std::vector<uint32_t>& starts) {
 }
 
 void LevelOrder::queue_slack(uint32_t slot) {
-  if (cold_[slot].queued) return;
-  cold_[slot].queued = 1;
+  if (node_[slot].queued) return;
+  node_[slot].queued = 1;
   slack_.push_back(slot);
 }
 
@@ -305,7 +304,6 @@ void LevelOrder::push_below(const EntityStore& store, uint32_t top) {
   for (size_t k = 0; k < queue.size(); ++k) {
     if (k + kAhead < queue.size()) {
       const uint32_t ahead = queue[k + kAhead];
-      prefetch_line(&cold_[ahead]);
       const uint32_t e = node_[ahead].entry;  // its node came in when it was queued
       if (e != kNone) prefetch_line(&entries_[e]);
       const uint32_t child = store.first_child_at(ahead);  // its links: read when it was queued
@@ -332,8 +330,8 @@ void LevelOrder::push_below(const EntityStore& store, uint32_t top) {
 void LevelOrder::place(const EntityStore& store, uint32_t slot) {
   const uint32_t p = node_[slot].parent;
   const uint32_t need = p == kNone ? 0 : node_[p].level + 1;
-  const uint32_t held = cold_[slot].held;
-  cold_[slot].held = kNone;
+  const uint32_t held = node_[slot].held;
+  node_[slot].held = kNone;
   const bool keep = held != kNone && held >= need;
   if (held != kNone) {
     // Lifted (apply()): its entry still stands in level `held`.
@@ -351,7 +349,7 @@ void LevelOrder::place(const EntityStore& store, uint32_t slot) {
   if (keep && held > need) queue_slack(slot);
   // Kept where it was, its children stand below it already; placed deeper (or new), those it
   // kept from before may not (a new one has none: no look at its links).
-  if (!keep && cold_[slot].has_children) push_below(store, slot);
+  if (!keep && node_[slot].has_children) push_below(store, slot);
 }
 
 // Places an edited slot, after its edited ancestors that are not placed yet (their levels
@@ -370,15 +368,14 @@ void LevelOrder::place_edited(const EntityStore& store, uint32_t slot) {
 uint32_t LevelOrder::compact(const EntityStore& store, uint32_t most) {
   if (drifted() && most > 0) most = UINT32_MAX;
   uint32_t moved = 0;
-  // The queue says which scattered slots come next: their node and cold lines are asked for
-  // kFar places ahead, and what a node points at (its entry, its parent's and first child's
-  // nodes) kNear places ahead, once it is in, as apply() does for edited slots.
+  // The queue says which scattered slots come next: their nodes are asked for kFar places
+  // ahead, and what a node points at (its entry, its parent's node) and its links in the store
+  // (its children) kNear places ahead, once it is in, as apply() does for edited slots.
   constexpr size_t kFar = 16, kNear = 8;
   while (moved < most && slack_head_ < slack_.size()) {
     if (slack_head_ + kFar < slack_.size()) {
       const uint32_t far = slack_[slack_head_ + kFar];
       prefetch_line(&node_[far]);
-      prefetch_line(&cold_[far]);
     }
     if (slack_head_ + kNear < slack_.size()) {
       const Node& near = node_[slack_[slack_head_ + kNear]];
@@ -387,7 +384,7 @@ uint32_t LevelOrder::compact(const EntityStore& store, uint32_t most) {
       store.prefetch_links(slack_[slack_head_ + kNear]);
     }
     const uint32_t v = slack_[slack_head_++];
-    cold_[v].queued = 0;
+    node_[v].queued = 0;
     const uint32_t level = node_[v].level;
     if (level == kNone) continue;  // died since
     const uint32_t p = node_[v].parent;
@@ -421,7 +418,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   std::vector<uint32_t> with_members;
   if (cycle_count_ > 0) {
     for (uint32_t s : structural)
-      if (cold_[s].cycle != kNone) dissolve_cycle(cold_[s].cycle, with_members);
+      if (node_[s].cycle != kNone) dissolve_cycle(node_[s].cycle, with_members);
     if (!with_members.empty()) {
       with_members.insert(with_members.end(), structural.begin(), structural.end());
       std::sort(with_members.begin(), with_members.end());
@@ -450,7 +447,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   // out of apply() leaves the order to be cleared (Propagator::update() does).
   auto detach = [&](uint32_t s, bool live) {
     const uint32_t level = node_[s].level;
-    cold_[s].held = live ? level : kNone;  // a dead slot forgets its level
+    node_[s].held = live ? level : kNone;  // a dead slot forgets its level
     if (level != kNone) {
       if (!live) {
         remove_entry(s);
@@ -465,7 +462,6 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
   for (size_t k = 0; k < edited.size(); ++k) {
     if (const uint32_t a = at(k + 2 * kAhead); a != kNone) {
       prefetch_line(&node_[a]);
-      prefetch_line(&cold_[a]);
       store.prefetch(a);
     }
     if (const uint32_t a = at(k + kAhead); a != kNone) {
@@ -480,7 +476,7 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     detach(s, live);
     node_[s].up = resolve_up(store, s);
     // Whether it has children (the store's, those on a cycle too), noted while its links are in.
-    cold_[s].has_children = live && store.has_children_at(s);
+    node_[s].has_children = live && store.has_children_at(s);
     if (live) alive.push_back(s);
   }
 #ifndef NDEBUG
@@ -498,26 +494,25 @@ void LevelOrder::apply(const EntityStore& store, std::span<const uint32_t> struc
     if (node_[s].up != kNone) node_[node_[s].up].stamp = pointed_at;
   std::vector<uint32_t> starts;
   for (uint32_t s : alive)
-    if (cold_[s].has_children || node_[s].stamp == pointed_at) starts.push_back(s);
+    if (node_[s].has_children || node_[s].stamp == pointed_at) starts.push_back(s);
   detect_cycles(starts);
   for (size_t i = 0, n = alive.size(); i < n; ++i) {
-    const uint32_t id = cold_[alive[i]].cycle;
+    const uint32_t id = node_[alive[i]].cycle;
     if (id == kNone) continue;
     for (uint32_t m : cycles_[id])
       if (node_[m].level != kNone) {  // a member whose own Parent did not change
         detach(m, true);
-        cold_[m].has_children = store.has_children_at(m);
+        node_[m].has_children = store.has_children_at(m);
         alive.push_back(m);
       }
   }
   for (uint32_t s : alive)
-    if (node_[s].up != kNone && cold_[s].cycle == kNone) link(s, node_[s].up);
+    if (node_[s].up != kNone && node_[s].cycle == kNone) link(s, node_[s].up);
 
   // Place every edited slot, parents first.
   for (size_t k = 0; k < alive.size(); ++k) {
     if (k + kAhead < alive.size()) {
       prefetch_line(&node_[alive[k + kAhead]]);
-      prefetch_line(&cold_[alive[k + kAhead]]);
     }
     if (k + kAhead / 2 < alive.size()) {
       const uint32_t p = node_[alive[k + kAhead / 2]].parent;  // place() reads its level
@@ -541,7 +536,7 @@ void LevelOrder::rebuild(const EntityStore& store) {
     }
   detect_cycles(alive);
   for (uint32_t s : alive)
-    if (node_[s].up != kNone && cold_[s].cycle == kNone) link(s, node_[s].up);
+    if (node_[s].up != kNone && node_[s].cycle == kNone) link(s, node_[s].up);
 
   // Levels: walk up to the first placed ancestor, then down the path. O(N) in all.
   std::vector<uint32_t> path;

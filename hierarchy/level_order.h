@@ -207,32 +207,27 @@ class LevelOrder {
   void move_misfits(uint32_t from, uint32_t to, uint32_t count);
   bool next_stamp();
 
-  // Per slot, what the walks up and down the hierarchy touch together, in one place: a walk
-  // step costs one cache miss instead of one per field (at a million entities every step
-  // misses).
+  // Per slot, all the order keeps, in one place: a walk step, or an edited slot's own
+  // bookkeeping, costs one cache miss instead of one per field (at a million entities every
+  // step misses; the edited slots' fields in an array of their own were one more line an edit).
+  static constexpr uint32_t kMovedEpochs = 1u << 29;
   struct alignas(32) Node {
     uint32_t up = kNone;      // Parent's slot when the Parent names a live entity
     uint32_t parent = kNone;  // attached parent (up unless on a cycle)
     uint32_t level = kNone;   // kNone: not in the order
     uint32_t entry = kNone;   // index in entries_
     uint32_t stamp = 0;       // per-apply marks (see next_stamp)
+    uint32_t cycle = kNone;   // the cycle the slot is a member of, or kNone
+    uint32_t held = kNone;    // an edited live slot's level, its entry left there (apply())
+    uint32_t moved_stamp : 29 = 0;  // listed in moved_ in epoch moved_epoch_ (< kMovedEpochs)
+    uint32_t unknown : 1 = 0;       // Parent names no live entity
+    uint32_t queued : 1 = 0;        // in slack_
+    // An edited live slot has children in the store (apply(), read with its links): it may be
+    // on a new cycle, and placed deeper it pushes them down.
+    uint32_t has_children : 1 = 0;
   };
   static_assert(sizeof(Node) == 32, "two nodes a cache line");
   SlotVector<Node> node_;
-  // Per slot, what only an edited (or compacted) slot's own bookkeeping reads: one line for
-  // all of it, where five arrays cost five misses an edit.
-  struct Cold {
-    uint32_t cycle = kNone;   // the cycle the slot is a member of, or kNone
-    uint32_t held = kNone;    // an edited live slot's level, its entry left there (apply())
-    uint32_t moved_stamp = 0;
-    uint8_t unknown = 0;      // Parent names no live entity
-    uint8_t queued = 0;       // in slack_
-    // An edited live slot has children in the store (apply(), read with its links): it may be
-    // on a new cycle, and placed deeper it pushes them down.
-    uint8_t has_children = 0;
-  };
-  static_assert(sizeof(Cold) == 16);
-  SlotVector<Cold> cold_;
   uint32_t stamp_base_ = 0;
   uint32_t moved_epoch_ = 1;
 
