@@ -318,24 +318,17 @@ Result<BenchOptions> parse_bench_args(const std::vector<std::string>& args) {
       o.propagator.subgroup_chains = false;
     } else if (a == "--memory") {
       o.memory = true;
-    } else if (a == "--ceiling-bytes") {
+    } else if (a == "--ceiling-bytes" || a == "--host-floor-bytes") {
+      // Whole MiB up to 4G: from 1M for the copy, from 4M for the host floor's lines.
+      const bool ceiling = a == "--ceiling-bytes";
       auto v = value();
       if (!v) return v.error();
-      Result<uint64_t> bytes = parse_byte_count(*v, "--ceiling-bytes",
-                                                "a whole number of MiB from 1M to 4G",
-                                                uint64_t(1) << 20, uint64_t(4) << 30,
-                                                uint64_t(1) << 20);
+      Result<uint64_t> bytes = parse_byte_count(
+          *v, a.c_str(),
+          ceiling ? "a whole number of MiB from 1M to 4G" : "a whole number of MiB from 4M to 4G",
+          uint64_t(ceiling ? 1 : 4) << 20, uint64_t(4) << 30, uint64_t(1) << 20);
       if (!bytes) return bytes.error();
-      o.ceiling_bytes = *bytes;
-    } else if (a == "--host-floor-bytes") {
-      auto v = value();
-      if (!v) return v.error();
-      Result<uint64_t> bytes = parse_byte_count(*v, "--host-floor-bytes",
-                                                "a whole number of MiB from 4M to 4G",
-                                                uint64_t(4) << 20, uint64_t(4) << 30,
-                                                uint64_t(1) << 20);
-      if (!bytes) return bytes.error();
-      o.host_floor_bytes = *bytes;
+      (ceiling ? o.ceiling_bytes : o.host_floor_bytes) = *bytes;
     } else if (a == "--max-buffer-bytes") {
       auto v = value();
       if (!v) return v.error();
